@@ -1,0 +1,142 @@
+"""Server-sent events framing, sans-IO.
+
+:class:`SSEDecoder` takes bytes in any chunking and returns complete
+:class:`SSEEvent` values; it splits lines only on CR, LF and CRLF (never
+``str.splitlines``, which also splits on U+2028 and friends inside JSON), keeps
+a CR at the end of a chunk pending until it knows whether LF follows, decodes
+UTF-8 incrementally (a character split across chunks is fine; invalid bytes
+raise :class:`~modelwire.errors.ProtocolError`), ignores comments, joins
+multi-line ``data:`` fields with LF, and treats ``[DONE]`` as ordinary data
+(codecs decide what it means).
+
+:func:`encode_event` frames one event.
+"""
+
+from __future__ import annotations
+
+import codecs as _codecs
+from dataclasses import dataclass
+
+from ..errors import ProtocolError
+
+__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    event: str  # "" when the stream gave no event: line ("message" by the spec)
+    data: str
+    id: str | None = None
+    retry: int | None = None
+
+
+class SSEDecoder:
+    """Incremental SSE parser: ``feed(bytes) -> list[SSEEvent]``, ``close()``."""
+
+    __slots__ = ("_utf8", "_buf", "_pending_cr", "_event", "_data", "_id", "_retry", "comments")
+
+    def __init__(self) -> None:
+        self._utf8 = _codecs.getincrementaldecoder("utf-8")("strict")
+        self._buf = ""  # an incomplete line
+        self._pending_cr = False
+        self._event = ""
+        self._data: list[str] = []
+        self._id: str | None = None
+        self._retry: int | None = None
+        self.comments = 0
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        try:
+            text = self._utf8.decode(chunk)
+        except UnicodeDecodeError as exc:
+            raise ProtocolError(f"stream is not valid UTF-8: {exc.reason} at byte {exc.start}") from exc
+        return self._feed_text(text)
+
+    def close(self) -> list[SSEEvent]:
+        """Flush: a final line without a newline and an event without a blank line count."""
+        try:
+            tail = self._utf8.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            raise ProtocolError("stream ended inside a UTF-8 character") from exc
+        out = self._feed_text(tail)
+        if self._buf:
+            line, self._buf = self._buf, ""
+            self._line(line, out)
+        self._dispatch(out)
+        return out
+
+    def _feed_text(self, text: str) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        if not text:
+            return out
+        if self._pending_cr:
+            self._pending_cr = False
+            if text[0] == "\n":
+                text = text[1:]
+        buf = self._buf + text if self._buf else text
+        start = 0
+        n = len(buf)
+        while True:
+            # find the next CR or LF
+            lf = buf.find("\n", start)
+            cr = buf.find("\r", start, lf if lf != -1 else n)
+            if cr != -1:
+                end = cr
+                if cr + 1 < n:
+                    nxt = cr + 2 if buf[cr + 1] == "\n" else cr + 1
+                else:
+                    self._pending_cr = True
+                    nxt = n
+            elif lf != -1:
+                end, nxt = lf, lf + 1
+            else:
+                break
+            self._line(buf[start:end], out)
+            start = nxt
+        self._buf = buf[start:]
+        return out
+
+    def _line(self, line: str, out: list[SSEEvent]) -> None:
+        if not line:
+            self._dispatch(out)
+            return
+        if line[0] == ":":
+            self.comments += 1
+            return
+        field, sep, value = line.partition(":")
+        if sep and value[:1] == " ":
+            value = value[1:]
+        if field == "data":
+            self._data.append(value)
+        elif field == "event":
+            self._event = value
+        elif field == "id":
+            if "\0" not in value:
+                self._id = value
+        elif field == "retry":
+            if value.isdigit():
+                self._retry = int(value)
+        # other fields are ignored, as the SSE spec says
+
+    def _dispatch(self, out: list[SSEEvent]) -> None:
+        if self._data:
+            out.append(SSEEvent(self._event, "\n".join(self._data), self._id, self._retry))
+        elif self._event:
+            # an event: line with no data: still an event for providers that
+            # send e.g. "event: ping" alone; data is empty
+            out.append(SSEEvent(self._event, "", self._id, self._retry))
+        self._event = ""
+        self._data = []
+        self._retry = None
+
+
+def encode_event(data: str | bytes, event: str | None = None) -> bytes:
+    """Frame one SSE event. ``data`` with newlines becomes several data: lines."""
+    if isinstance(data, bytes):
+        data = data.decode()
+    head = f"event: {event}\n" if event else ""
+    if "\n" in data or "\r" in data:
+        body = "".join(f"data: {line}\n" for line in data.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    else:
+        body = f"data: {data}\n"
+    return f"{head}{body}\n".encode()

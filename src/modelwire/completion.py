@@ -1,0 +1,62 @@
+"""The result of one turn: :class:`Completion`, and :class:`Attempt` records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from .types import AssistantMessage, FinishReason, Usage
+
+__all__ = ["Attempt", "AttemptOutcome", "Completion"]
+
+AttemptOutcome: TypeAlias = Literal[
+    "ok", "retried", "rotated", "refreshed", "fell_back", "failed", "interrupted"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try at serving a turn: which provider and model, and how it ended."""
+
+    provider: str
+    model: str
+    outcome: AttemptOutcome
+    error: str | None = None  # the error's class and message, never a secret
+    credential: str | None = None  # the credential's label, never its secret
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One assistant turn in the Chat Completions shape.
+
+    ``message`` is the assistant message dict (``content``, ``tool_calls``,
+    ``reasoning_content``, ``reasoning_details``...). ``native_finish_reason``
+    keeps the provider's own reason (``pause_turn`` means: send the turn back
+    to continue). ``interrupted`` is true when the caller cut the stream short.
+    """
+
+    message: AssistantMessage
+    finish_reason: FinishReason
+    usage: Usage
+    model: str
+    provider: str = ""
+    interrupted: bool = False
+    attempts: tuple[Attempt, ...] = ()
+    id: str = ""
+    native_finish_reason: str | None = None
+    raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The assistant's text content ("" when there is none)."""
+        content = self.message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(p.get("text", "") for p in content if p.get("type") == "text")
+        return ""
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return list(self.message.get("tool_calls") or [])

@@ -1,0 +1,69 @@
+"""Test hygiene for every test: no real provider, no user config, bounded Hypothesis."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    deadline=None,
+    max_examples=100,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
+if not CORPUS.is_dir():  # the checkout may live elsewhere; ../shared is beside the project
+    CORPUS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+
+_SCRUB_PREFIXES = ("XDG_",)
+_SCRUB_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_ACCESS_TOKEN")
+_SCRUB_EXACT = {"MODELWIRE_CONFIG", "MODELWIRE_GATEWAY_KEYS", "HTTPS_PROXY", "HTTP_PROXY",
+                "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy", "OPENAI_BASE_URL",
+                "ANTHROPIC_BASE_URL"}
+
+
+def _scrub_environment() -> None:
+    for name in list(os.environ):
+        if (
+            name in _SCRUB_EXACT
+            or name.startswith(_SCRUB_PREFIXES)
+            or name.endswith(_SCRUB_SUFFIXES)
+        ):
+            del os.environ[name]
+
+
+_scrub_environment()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory, monkeypatch):
+    """Each test: no provider keys, no user config, XDG dirs inside a temp dir."""
+    _scrub_environment()
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    yield
+
+
+def load_corpus() -> list[tuple[str, dict]]:
+    """Every recorded exchange as (file stem, parsed JSON), sorted by name."""
+    if not CORPUS.is_dir():
+        return []
+    return [(p.stem, json.loads(p.read_text())) for p in sorted(CORPUS.glob("*.json"))]
+
+
+@pytest.fixture(scope="session")
+def corpus() -> list[tuple[str, dict]]:
+    items = load_corpus()
+    if not items:
+        pytest.skip(f"corpus not found at {CORPUS}")
+    return items
