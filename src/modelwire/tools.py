@@ -1,0 +1,346 @@
+"""Tool specs: validation, a registry that hands out copies, argument parsing, ``@tool``.
+
+A tool spec is the Chat Completions shape
+``{"type": "function", "function": {"name", "description", "parameters"}}``.
+
+* :func:`validate_spec` checks the name pattern and that ``parameters`` is a
+  JSON Schema object, raising :class:`~modelwire.errors.MessageError`.
+* :class:`ToolRegistry` hands out deep copies of its specs, never its cached
+  list: a caller that mutates what it got cannot corrupt the next request
+  (Hermes issue #17335: a shallow-copied cached list leaked mutations).
+* :func:`dedupe_tools`: in one request the first definition of a name wins,
+  later ones are dropped with a warning (several providers reject duplicates).
+* :func:`parse_arguments`: malformed JSON is kept raw and reported, never raised.
+* :func:`tool`: a decorator deriving the schema from type hints and the docstring.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import inspect
+import json
+import logging
+import re
+import types as _pytypes
+import typing
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from .errors import MessageError
+from .types import ToolSpec
+
+__all__ = [
+    "Tool",
+    "ToolRegistry",
+    "dedupe_tools",
+    "parse_arguments",
+    "schema_for",
+    "tool",
+    "validate_arguments",
+    "validate_spec",
+]
+
+log = logging.getLogger("modelwire.tools")
+
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+# ---------------------------------------------------------------- specs
+def validate_spec(spec: Any, *, where: str = "tools") -> ToolSpec:
+    """Check one tool spec; return it unchanged. Errors name the field."""
+    if not isinstance(spec, dict):
+        raise MessageError(f"{where} must be an object, got {type(spec).__name__}")
+    if spec.get("type", "function") != "function":
+        raise MessageError(f"{where}.type must be 'function', got {spec.get('type')!r}")
+    fn = spec.get("function")
+    if not isinstance(fn, dict):
+        raise MessageError(f"{where}.function must be an object")
+    name = fn.get("name")
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise MessageError(
+            f"{where}.function.name {name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
+        )
+    if "description" in fn and not isinstance(fn["description"], str):
+        raise MessageError(f"{where}.function.description must be a string")
+    params = fn.get("parameters")
+    if params is not None:
+        if not isinstance(params, dict):
+            raise MessageError(f"{where}.function.parameters must be a JSON Schema object")
+        if params.get("type", "object") != "object":
+            raise MessageError(
+                f"{where}.function.parameters.type must be 'object', got {params.get('type')!r}"
+            )
+    return spec  # type: ignore[return-value]
+
+
+def dedupe_tools(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
+    """First definition of a name wins; later duplicates are dropped with a warning."""
+    seen: set[str] = set()
+    out: list[ToolSpec] = []
+    for spec in specs:
+        name = spec.get("function", {}).get("name", "")
+        if name in seen:
+            log.warning("dropping duplicate tool definition %r (the first one wins)", name)
+            continue
+        seen.add(name)
+        out.append(spec)
+    return out
+
+
+class ToolRegistry:
+    """Named tool specs; :meth:`specs` returns a fresh deep copy every time."""
+
+    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ToolSpec) -> None:
+        validate_spec(spec)
+        name = spec["function"]["name"]
+        if name in self._specs:
+            log.warning("tool %r already registered; keeping the first definition", name)
+            return
+        self._specs[name] = copy.deepcopy(spec)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def get(self, name: str) -> ToolSpec | None:
+        spec = self._specs.get(name)
+        return copy.deepcopy(spec) if spec is not None else None
+
+    def specs(self) -> list[ToolSpec]:
+        return copy.deepcopy(list(self._specs.values()))
+
+
+# ------------------------------------------------------------ arguments
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse a tool call's ``arguments`` string: ``(dict, None)`` or ``(None, reason)``.
+
+    Empty or missing arguments mean ``{}``. Anything else that is not a JSON
+    object is reported with a reason; the raw text stays with the caller.
+    """
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    if not isinstance(raw, str):
+        return None, f"arguments must be a JSON string, got {type(raw).__name__}"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return None, f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
+    if not isinstance(value, dict):
+        return None, f"arguments must be a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any] | None) -> str | None:
+    """Check arguments against a parameters schema; a readable reason, or ``None`` when valid."""
+    if not schema:
+        return None
+    import jsonschema  # lazy: not on the `import modelwire` path
+
+    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    errors = sorted(validator_cls(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    parts = []
+    for err in errors[:5]:
+        path = ".".join(str(p) for p in err.path)
+        parts.append(f"{path}: {err.message}" if path else err.message)
+    return "invalid arguments: " + "; ".join(parts)
+
+
+# --------------------------------------------------------- schema derivation
+def schema_for(annotation: Any) -> dict[str, Any]:
+    """JSON Schema for a Python type hint (the subset tools need)."""
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return {}
+    if annotation is type(None):
+        return {"type": "null"}
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    if annotation in simple:
+        return {"type": simple[annotation]}
+    origin = get_origin(annotation)
+    args = get_args(annotation)
+    if origin is Literal:
+        values = list(args)
+        kinds = {type(v) for v in values}
+        schema: dict[str, Any] = {"enum": values}
+        if len(kinds) == 1 and next(iter(kinds)) in simple:
+            schema["type"] = simple[next(iter(kinds))]
+        return schema
+    if origin in (typing.Union, _pytypes.UnionType):
+        members = [a for a in args if a is not type(None)]
+        inner = schema_for(members[0]) if len(members) == 1 else {"anyOf": [schema_for(a) for a in members]}
+        if len(members) < len(args):  # Optional[...]
+            return {"anyOf": [inner, {"type": "null"}]}
+        return inner
+    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple, set):
+        item = schema_for(args[0]) if args and args[0] is not Ellipsis else {}
+        out: dict[str, Any] = {"type": "array"}
+        if item:
+            out["items"] = item
+        return out
+    if origin is dict or annotation is dict:
+        out = {"type": "object"}
+        if len(args) == 2 and schema_for(args[1]):
+            out["additionalProperties"] = schema_for(args[1])
+        return out
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        values = [m.value for m in annotation]
+        schema = {"enum": values}
+        kinds = {type(v) for v in values}
+        if len(kinds) == 1 and next(iter(kinds)) in simple:
+            schema["type"] = simple[next(iter(kinds))]
+        return schema
+    if typing.is_typeddict(annotation):
+        hints = get_type_hints(annotation)
+        required = sorted(getattr(annotation, "__required_keys__", set(hints)))
+        return _object_schema({k: schema_for(v) for k, v in hints.items()}, required)
+    if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
+        hints = get_type_hints(annotation)
+        props, required = {}, []
+        for f in dataclasses.fields(annotation):
+            props[f.name] = schema_for(hints.get(f.name, Any))
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                required.append(f.name)
+        return _object_schema(props, required)
+    raise TypeError(f"cannot derive a JSON Schema for {annotation!r}; pass schema= explicitly")
+
+
+def _object_schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+_DOC_SECTIONS = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?)\s*:?\s*$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Summary and per-parameter descriptions from a Google- or NumPy-style docstring."""
+    doc = inspect.cleandoc(doc or "")
+    lines = doc.splitlines()
+    summary: list[str] = []
+    params: dict[str, str] = {}
+    section = None
+    current = None
+    for line in lines:
+        m = _DOC_SECTIONS.match(line)
+        if m:
+            section = m.group(1).lower()
+            current = None
+            continue
+        if set(line.strip()) <= {"-"} and line.strip():
+            continue  # NumPy underline
+        if section is None:
+            summary.append(line)
+        elif section in ("args", "arguments", "parameters"):
+            g = re.match(r"^\s*(\w+)\s*(?:\(.*?\))?\s*:\s*(.*)$", line)  # Google: name (type): desc
+            n = re.match(r"^(\w+)\s*:\s*[^ ].*$", line)  # NumPy: name : type
+            if g and not (n and line == line.lstrip()):
+                current = g.group(1)
+                params[current] = g.group(2).strip()
+            elif n:
+                current = n.group(1)
+                params[current] = ""
+            elif current and line.strip():
+                params[current] = (params[current] + " " + line.strip()).strip()
+    text = " ".join(s.strip() for s in "\n".join(summary).strip().split("\n\n")[0].splitlines())
+    return text, params
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tool:
+    """A callable the Agent can run, with its spec. ``timeout`` in seconds (None: no limit)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    function: Callable[..., Any]
+    timeout: float | None = None
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.function)
+
+    @property
+    def spec(self) -> ToolSpec:
+        fn: dict[str, Any] = {"name": self.name, "parameters": copy.deepcopy(self.parameters)}
+        if self.description:
+            fn["description"] = self.description
+        return {"type": "function", "function": fn}  # type: ignore[return-value]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+def _derive(fn: Callable[..., Any]) -> dict[str, Any]:
+    sig = inspect.signature(fn)
+    hints = get_type_hints(fn)
+    _, docs = _parse_docstring(fn.__doc__ or "")
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for pname, param in sig.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        prop = schema_for(hints.get(pname, param.annotation))
+        if docs.get(pname):
+            prop = {**prop, "description": docs[pname]}
+        if param.default is not inspect.Parameter.empty and _jsonable(param.default):
+            prop = {**prop, "default": param.default}
+        props[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    return _object_schema(props, required)
+
+
+def _jsonable(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    schema: dict[str, Any] | None = None,
+    timeout: float | None = None,
+) -> Any:
+    """Make a :class:`Tool` from a function: ``@tool`` or ``@tool(name=..., timeout=...)``.
+
+    The parameters schema comes from type hints (str, int, float, bool, Literal,
+    Enum, list, dict, Optional, TypedDict, dataclass) and per-parameter
+    descriptions from the docstring, unless ``schema`` is given.
+    """
+
+    def wrap(f: Callable[..., Any]) -> Tool:
+        summary, _ = _parse_docstring(f.__doc__ or "")
+        params = copy.deepcopy(schema) if schema is not None else _derive(f)
+        made = Tool(
+            name=name or f.__name__,
+            description=description if description is not None else summary,
+            parameters=params,
+            function=f,
+            timeout=timeout,
+        )
+        validate_spec(made.spec, where=f"tool {made.name!r}")
+        return made
+
+    return wrap(fn) if fn is not None else wrap

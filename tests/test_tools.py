@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+from typing import Literal, Optional, TypedDict
+
+import pytest
+
+from modelwire.errors import MessageError
+from modelwire.tools import (
+    ToolRegistry, dedupe_tools, parse_arguments, schema_for, tool, validate_arguments,
+    validate_spec,
+)
+
+
+def spec(name: str, desc: str = "") -> dict:
+    return {"type": "function", "function": {"name": name, "description": desc,
+                                             "parameters": {"type": "object", "properties": {}}}}
+
+
+class Color(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Point(TypedDict):
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class Box:
+    label: str
+    size: float = 1.0
+
+
+def test_schema_for_every_supported_type():
+    assert schema_for(str) == {"type": "string"}
+    assert schema_for(int) == {"type": "integer"}
+    assert schema_for(float) == {"type": "number"}
+    assert schema_for(bool) == {"type": "boolean"}
+    assert schema_for(Literal["a", "b"]) == {"enum": ["a", "b"], "type": "string"}
+    assert schema_for(Color) == {"enum": ["red", "blue"], "type": "string"}
+    assert schema_for(list[int]) == {"type": "array", "items": {"type": "integer"}}
+    assert schema_for(dict[str, float]) == {"type": "object", "additionalProperties": {"type": "number"}}
+    assert schema_for(Optional[int]) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert schema_for(int | None) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert schema_for(Point) == {
+        "type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+        "required": ["x", "y"],
+    }
+    assert schema_for(Box) == {
+        "type": "object", "properties": {"label": {"type": "string"}, "size": {"type": "number"}},
+        "required": ["label"],
+    }
+
+
+def test_decorator_derives_schema_and_descriptions_from_docstring():
+    @tool
+    def get_weather(city: str, unit: Literal["c", "f"] = "c", days: int = 1) -> str:
+        """Get the weather forecast for a city.
+
+        Args:
+            city: Name of the city, e.g. Paris.
+            unit: Temperature unit.
+        """
+        return f"{city} {unit} {days}"
+
+    assert get_weather.name == "get_weather"
+    assert get_weather.description == "Get the weather forecast for a city."
+    params = get_weather.spec["function"]["parameters"]
+    assert params["required"] == ["city"]
+    assert params["properties"]["city"] == {"type": "string", "description": "Name of the city, e.g. Paris."}
+    assert params["properties"]["unit"]["enum"] == ["c", "f"]
+    assert params["properties"]["days"] == {"type": "integer", "default": 1}
+    assert get_weather("Paris") == "Paris c 1"
+
+
+def test_numpy_docstring_parameters():
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add numbers.
+
+        Parameters
+        ----------
+        a : int
+            The first.
+        b : int
+            The second.
+        """
+        return a + b
+
+    props = add.spec["function"]["parameters"]["properties"]
+    assert props["a"]["description"] == "The first."
+    assert props["b"]["description"] == "The second."
+
+
+def test_explicit_schema_and_options():
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+
+    @tool(name="search_docs", description="Search.", schema=schema, timeout=2.5)
+    async def search(q):
+        return q
+
+    assert search.name == "search_docs" and search.timeout == 2.5 and search.is_async
+    assert search.spec["function"]["parameters"] == schema
+    assert search.spec["function"]["parameters"] is not schema
+
+
+def test_validate_spec_names_the_bad_field():
+    with pytest.raises(MessageError, match="name"):
+        validate_spec(spec("bad name!"))
+    with pytest.raises(MessageError, match="parameters.type"):
+        validate_spec({"type": "function", "function": {"name": "f", "parameters": {"type": "array"}}})
+    with pytest.raises(MessageError, match="function must be an object"):
+        validate_spec({"type": "function"})
+
+
+def test_registry_hands_out_copies_never_its_cache():
+    reg = ToolRegistry([spec("a"), spec("b")])
+    first = reg.specs()
+    first[0]["function"]["name"] = "mutated"
+    first.append(spec("c"))
+    again = reg.specs()
+    assert [s["function"]["name"] for s in again] == ["a", "b"]
+    assert again is not first and again[0] is not first[0]
+
+
+def test_duplicates_first_definition_wins_with_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="modelwire.tools"):
+        out = dedupe_tools([spec("a", "one"), spec("b"), spec("a", "two")])
+    assert [(s["function"]["name"], s["function"]["description"]) for s in out] == [
+        ("a", "one"), ("b", "")
+    ]
+    assert "duplicate tool definition 'a'" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "raw, value, reason",
+    [
+        ('{"x": 1}', {"x": 1}, None),
+        ("", {}, None),
+        (None, {}, None),
+        ('{"x": ', None, "not valid JSON"),
+        ("[1, 2]", None, "must be a JSON object"),
+        (42, None, "must be a JSON string"),
+    ],
+    ids=["object", "empty", "missing", "truncated", "array", "not-a-string"],
+)
+def test_parse_arguments_reports_instead_of_raising(raw, value, reason):
+    parsed, err = parse_arguments(raw)
+    assert parsed == value
+    assert (err is None) if reason is None else (reason in err)
+
+
+def test_validate_arguments_against_schema():
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    assert validate_arguments({"n": 3}, schema) is None
+    assert "n" in validate_arguments({}, schema)
+    assert "n: 'x' is not of type 'integer'" in validate_arguments({"n": "x"}, schema)
