@@ -1,0 +1,208 @@
+"""Reset-hint parsing: every header and body format providers really send."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from email.utils import format_datetime
+from datetime import datetime, timezone
+
+import pytest
+
+from modelwire.resilience.retry_after import (
+    MAX_RETRY_AFTER,
+    parse_duration,
+    reset_at,
+    retry_after_seconds,
+)
+
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc).timestamp()
+CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
+
+
+def iso(offset: float) -> str:
+    return datetime.fromtimestamp(NOW + offset, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("6m0s", 360.0),
+        ("20ms", 0.02),
+        ("1.5s", 1.5),
+        ("2h3m", 7380.0),
+        ("17.399999999s", 17.399999999),
+        ("0s", 0.0),
+        ("1h0m0s", 3600.0),
+        ("34", 34.0),
+        ("2hr 3min", 7380.0),
+        ("150us", 0.00015),
+    ],
+    ids=lambda v: str(v),
+)
+def test_durations_parse_to_seconds(text, seconds):
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "soon", "6x", "m", "-"])
+def test_non_durations_are_not_hints(text):
+    assert parse_duration(text) is None
+
+
+def test_retry_after_ms_wins_over_retry_after():
+    headers = {"retry-after-ms": "1500", "retry-after": "30"}
+    assert retry_after_seconds(headers, now=NOW) == 1.5
+
+
+def test_retry_after_seconds_header_any_case():
+    assert retry_after_seconds({"Retry-After": "31"}, now=NOW) == 31.0
+    assert retry_after_seconds([("RETRY-AFTER", "2")], now=NOW) == 2.0
+
+
+def test_retry_after_http_date_is_relative_to_now():
+    when = datetime.fromtimestamp(NOW + 90, tz=timezone.utc)
+    headers = {"retry-after": format_datetime(when, usegmt=True)}
+    assert retry_after_seconds(headers, now=NOW) == pytest.approx(90.0)
+
+
+def test_retry_after_date_in_the_past_means_now():
+    when = datetime.fromtimestamp(NOW - 90, tz=timezone.utc)
+    headers = {"retry-after": format_datetime(when, usegmt=True)}
+    assert retry_after_seconds(headers, now=NOW) == 0.0
+
+
+def test_retry_after_beats_ratelimit_reset_headers():
+    headers = {"retry-after": "5", "x-ratelimit-reset-requests": "6m0s"}
+    assert retry_after_seconds(headers, now=NOW) == 5.0
+
+
+def test_openai_exhausted_window_decides():
+    headers = {
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": "20ms",
+        "x-ratelimit-remaining-tokens": "5000",
+        "x-ratelimit-reset-tokens": "6m0s",
+    }
+    assert retry_after_seconds(headers, now=NOW) == pytest.approx(0.02)
+
+
+def test_openai_without_exhausted_window_takes_the_latest_reset():
+    headers = {"x-ratelimit-reset-requests": "1.5s", "x-ratelimit-reset-tokens": "2h3m"}
+    assert retry_after_seconds(headers, now=NOW) == MAX_RETRY_AFTER
+    assert reset_at(headers, now=NOW) == NOW + 7380.0
+
+
+def test_together_and_mistral_bare_second_resets():
+    assert retry_after_seconds({"x-ratelimit-reset": "2"}, now=NOW) == 2.0
+    assert retry_after_seconds({"ratelimitbysize-reset": "34"}, now=NOW) == 34.0
+
+
+def test_anthropic_rfc3339_resets_exhausted_window_decides():
+    headers = {
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": iso(12),
+        "anthropic-ratelimit-tokens-remaining": "1000",
+        "anthropic-ratelimit-tokens-reset": iso(50),
+    }
+    assert retry_after_seconds(headers, now=NOW) == pytest.approx(12.0)
+    assert reset_at(headers, now=NOW) == pytest.approx(NOW + 12.0)
+
+
+def test_anthropic_reset_with_offset_timezone():
+    headers = {"anthropic-ratelimit-tokens-reset": "2026-11-29T13:00:30+01:00"}
+    assert retry_after_seconds(headers, now=NOW) == pytest.approx(30.0)
+
+
+def test_cap_applies_to_retry_not_to_reset_at():
+    headers = {"retry-after": "7200"}
+    assert retry_after_seconds(headers, now=NOW) == MAX_RETRY_AFTER
+    assert reset_at(headers, now=NOW) == NOW + 7200.0
+
+
+def test_reset_at_beyond_a_week_is_bounded():
+    assert reset_at({"retry-after": str(30 * 86400)}, now=NOW) == NOW + 7 * 86400.0
+
+
+@pytest.mark.parametrize(
+    ("body", "seconds"),
+    [
+        ({"error": {"details": [{"metadata": {"quotaResetDelay": "3.5s"}}]}}, 3.5),
+        ({"error": {"details": [{"metadata": {"quotaResetDelay": "350ms"}}]}}, 0.35),
+        (
+            {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "30s"}]}},
+            30.0,
+        ),
+        ({"error": {"message": "Rate limited. Please retry after 20 seconds."}}, 20.0),
+        ({"error": {"message": "Rate limit reached for gpt-4o. Please try again in 6m0s."}}, 360.0),
+        ({"error": {"message": "Limit reached. Please try again in 1.5s. Visit ..."}}, 1.5),
+        ({"error": {"message": "Usage limit reached, resets in 2hr 3min"}}, 7380.0),
+        ({"error": {"message": "slow down", "reset_at": iso(45)}}, 45.0),
+        ({"error": {"resets_at": NOW + 60}}, 60.0),
+        ({"error": {"retry_until": (NOW + 61) * 1000}}, 61.0),
+        # OpenRouter nests the upstream error JSON inside metadata.raw
+        ({"error": {"metadata": {"raw": json.dumps({"error": {"details": [
+            {"retryDelay": "12s"}]}})}}}, 12.0),
+    ],
+    ids=[
+        "quotaResetDelay-s", "quotaResetDelay-ms", "gemini-RetryInfo", "retry-after-text",
+        "try-again-go-duration", "try-again-decimal", "resets-in-hr-min", "reset_at-iso",
+        "resets_at-epoch", "retry_until-epoch-ms", "openrouter-raw-json",
+    ],
+)
+def test_body_hints(body, seconds):
+    capped = min(seconds, MAX_RETRY_AFTER)
+    assert retry_after_seconds({}, body, now=NOW) == pytest.approx(capped)
+    assert retry_after_seconds({}, json.dumps(body).encode(), now=NOW) == pytest.approx(capped)
+    assert reset_at({}, body, now=NOW) == pytest.approx(NOW + seconds)
+
+
+def test_plain_text_body_hint():
+    assert retry_after_seconds(None, "Too many requests, try again in 7 s", now=NOW) == 7.0
+
+
+def test_headers_win_over_body():
+    body = {"error": {"message": "retry after 100 seconds"}}
+    assert retry_after_seconds({"retry-after": "3"}, body, now=NOW) == 3.0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [None, {}, {"error": {"message": "Rate limit exceeded"}}, "overloaded", b"\xff\xfe", [1, 2],
+     {"error": {"message": "retry 5 times"}}],
+    ids=["none", "empty", "no-hint", "text", "bad-bytes", "list", "no-unit"],
+)
+def test_no_hint_is_none(body):
+    assert retry_after_seconds({"content-type": "application/json"}, body, now=NOW) is None
+    assert reset_at({}, body, now=NOW) is None
+
+
+@pytest.mark.parametrize("value", ["soon", "NaN", "inf", ""])
+def test_garbage_retry_after_is_ignored(value):
+    assert retry_after_seconds({"retry-after": value}, now=NOW) is None
+
+
+def test_negative_retry_after_means_now():
+    assert retry_after_seconds({"retry-after": "-5"}, now=NOW) == 0.0
+
+
+def test_now_defaults_to_wall_clock():
+    assert retry_after_seconds({"retry-after": "10"}) == 10.0
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
+def test_every_recorded_rate_limit_header_parses():
+    """Every reset header in the recorded traffic yields a finite, bounded hint."""
+    checked = 0
+    for path in sorted(CORPUS.glob("*.json")):
+        exchange = json.loads(path.read_text())
+        headers = exchange["response"]["headers"]
+        if not any("reset" in k or "retry-after" in k for k in headers):
+            continue
+        # a fixed "now" just before the recording's own reset timestamps would be ideal;
+        # epoch 0 makes every absolute reset lie in the future, so each must parse.
+        found = retry_after_seconds(headers, exchange["response"].get("body"), now=0.0)
+        assert found is not None, path.name
+        assert 0.0 <= found <= MAX_RETRY_AFTER, path.name
+        checked += 1
+    assert checked >= 20
