@@ -1,0 +1,142 @@
+"""Inline reasoning tags in content: ThinkTagSplitter and split_think_tags."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelwire.messages import ThinkTagSplitter, split_think_tags
+
+
+def run(*chunks: str) -> list[tuple[str, str]]:
+    splitter = ThinkTagSplitter()
+    out: list[tuple[str, str]] = []
+    for chunk in chunks:
+        out.extend(splitter.feed(chunk))
+    out.extend(splitter.close())
+    merged: list[tuple[str, str]] = []
+    for kind, piece in out:
+        if merged and merged[-1][0] == kind:
+            merged[-1] = (kind, merged[-1][1] + piece)
+        else:
+            merged.append((kind, piece))
+    return merged
+
+
+@pytest.mark.parametrize(
+    "tag", ["think", "thinking", "thought", "reasoning", "REASONING_SCRATCHPAD", "Think", "tHiNkInG"]
+)
+def test_every_tag_name_in_any_case_is_reasoning(tag: str) -> None:
+    assert run(f"<{tag}>plan</{tag}>answer") == [("reasoning", "plan"), ("text", "answer")]
+
+
+def test_closing_tag_case_may_differ_from_opening() -> None:
+    assert run("<THINK>plan</think>answer") == [("reasoning", "plan"), ("text", "answer")]
+
+
+def test_tag_split_across_chunks_is_recognized() -> None:
+    assert run("<thi", "nk>pl", "an</th", "ink>ans", "wer") == [
+        ("reasoning", "plan"),
+        ("text", "answer"),
+    ]
+
+
+def test_one_character_chunks_give_the_same_pieces() -> None:
+    text = "<think>\nstep one\nstep two\n</think>\n\nThe answer is 4."
+    assert run(*text) == run(text) == [
+        ("reasoning", "step one\nstep two"),
+        ("text", "The answer is 4."),
+    ]
+
+
+def test_reasoning_streams_before_the_closing_tag_arrives() -> None:
+    splitter = ThinkTagSplitter()
+    assert splitter.feed("<think>first ") == [("reasoning", "first")]
+    assert splitter.feed("second") == [("reasoning", " second")]
+
+
+def test_partial_tag_is_held_until_decided() -> None:
+    splitter = ThinkTagSplitter()
+    assert splitter.feed("Hello <thin") == [("text", "Hello ")]
+    assert splitter.feed("g about it") == [("text", "<thing about it")]
+
+
+def test_unterminated_opening_tag_runs_to_the_end() -> None:
+    # MiniMax M2.7 drops the closing tag (hermes #8878); a reply cut by
+    # max_tokens ends inside the block (DeepSeek-R1 on Hugging Face).
+    assert run("<think>\nHmm, the user just said hello.\n\nKey goals:\n- Acknowledge") == [
+        ("reasoning", "Hmm, the user just said hello.\n\nKey goals:\n- Acknowledge")
+    ]
+
+
+def test_unterminated_tag_after_a_newline_runs_to_the_end() -> None:
+    assert run("Intro line\n<think>musing that never ends") == [
+        ("text", "Intro line\n"),
+        ("reasoning", "musing that never ends"),
+    ]
+
+
+def test_unterminated_tag_in_the_middle_of_a_line_is_prose() -> None:
+    text = "Wrap your plan in a <think> tag, then answer."
+    assert run(text) == [("text", text)]
+    assert run(*text) == [("text", text)]
+
+
+def test_closed_tag_in_the_middle_of_a_line_is_reasoning() -> None:
+    assert run("So <think>hidden</think> visible") == [
+        ("text", "So "),
+        ("reasoning", "hidden"),
+        ("text", "visible"),
+    ]
+
+
+def test_angle_bracket_that_is_not_a_tag_is_text() -> None:
+    for text in ["a < b and c<d", "<b>bold</b>", "<thinkx>", "<think attr=1>", "x <", "<thin"]:
+        assert run(text) == [("text", text)], text
+
+
+def test_non_ascii_lookalike_is_not_a_tag() -> None:
+    text = "<thin\u212a>x</thin\u212a>"  # KELVIN SIGN lowercases to "k"
+    assert run(text) == [("text", text)]
+
+
+def test_stray_closing_tag_is_dropped_and_text_kept() -> None:
+    # Qwen3 templates put <think> in the prompt: the reply only closes it.
+    assert run("reasoned</think>\n\nanswer") == [("text", "reasoned\n\nanswer")]
+
+
+def test_only_the_matching_name_closes_a_block() -> None:
+    assert run("<thinking>a </think> b</thinking>c") == [
+        ("reasoning", "a </think> b"),
+        ("text", "c"),
+    ]
+
+
+def test_several_blocks_are_separated_by_a_blank_line() -> None:
+    assert run("<think>a</think>x<thought>b</thought>y") == [
+        ("reasoning", "a"),
+        ("text", "x"),
+        ("reasoning", "\n\nb"),
+        ("text", "y"),
+    ]
+
+
+def test_whitespace_only_block_yields_nothing() -> None:
+    assert run("<think>\n\n</think>\n\nHi") == [("text", "Hi")]
+
+
+def test_empty_input_yields_nothing() -> None:
+    assert run() == []
+    assert run("") == []
+
+
+def test_close_twice_is_harmless() -> None:
+    splitter = ThinkTagSplitter()
+    assert splitter.feed("<think>a </thi") == [("reasoning", "a")]
+    # the held partial closing tag was reasoning after all
+    assert splitter.close() == [("reasoning", " </thi")]
+    assert splitter.close() == []
+
+
+def test_split_think_tags_returns_reasoning_and_text() -> None:
+    assert split_think_tags("<think>a</think>\n\nb <think>c</think> d") == ("a\n\nc", "b d")
+    assert split_think_tags("plain") == ("", "plain")
