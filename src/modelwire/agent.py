@@ -1,0 +1,369 @@
+"""The tool-calling loop: ``Agent``.
+
+One turn: send the history, stream the answer, run the tools it called, append
+their results, repeat until the model answers without tools (``done``), the
+iteration limit is reached (``max_iterations``) or the caller interrupts
+(``interrupted``).
+
+Invariants, whatever happens: the caller's messages are never rewritten (what
+is *sent* may be trimmed by the context budget, the history keeps
+everything); every tool call gets exactly one result, in the calls' order; an
+interrupted run leaves a history that can continue with a new user turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import inspect
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ._agent_tools import ToolOutcome, call_tool_async, call_tool_sync, interrupted_outcome
+from .completion import Completion
+from .events import StreamEvent
+from .tools import Tool, dedupe_tools, tool as make_tool
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentResult",
+    "ModelEvent",
+    "RunFinished",
+    "StopReason",
+    "ToolFinished",
+    "ToolStarted",
+]
+
+StopReason: TypeAlias = Literal["done", "max_iterations", "interrupted"]
+
+ELIDED = "[tool result elided to fit the context budget; ask again if it is needed]"
+
+
+# ----------------------------------------------------------------- events
+@dataclass(frozen=True, slots=True)
+class ModelEvent:
+    """A normalized stream event from the model (text, reasoning, tool-call deltas...)."""
+
+    event: StreamEvent
+    iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    content: str | list[dict[str, Any]]
+    is_error: bool
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    result: AgentResult
+
+
+AgentEvent: TypeAlias = ModelEvent | ToolStarted | ToolFinished | RunFinished
+
+
+@dataclass(frozen=True, slots=True)
+class AgentResult:
+    """``completion``: the last model turn; ``messages``: what this run added to the history."""
+
+    completion: Completion | None
+    messages: list[dict[str, Any]]
+    stop_reason: StopReason
+    iterations: int = 0
+    completions: tuple[Completion, ...] = field(default=(), repr=False)
+
+    @property
+    def text(self) -> str:
+        return self.completion.text if self.completion is not None else ""
+
+
+# ------------------------------------------------------------------ agent
+class Agent:
+    """A conversation with tools. History persists across :meth:`run` calls."""
+
+    def __init__(
+        self,
+        client: Any,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        system: str | None = None,
+        max_iterations: int = 20,
+        routing: Any = None,
+        context_budget: int | None = None,
+        thinking: str | None = None,
+        **request_options: Any,
+    ) -> None:
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        self.client = client
+        self.tools: dict[str, Tool] = {}
+        for t in tools:
+            made = t if isinstance(t, Tool) else make_tool(t)
+            self.tools.setdefault(made.name, made)  # first definition wins
+        self.system = system
+        self.max_iterations = max_iterations
+        self.routing = routing
+        self.context_budget = context_budget
+        self.thinking = thinking
+        self.request_options = request_options
+        self._history: list[dict[str, Any]] = []
+        self._elide_upto = 0  # tool results before this history index are elided when sent
+
+    # ---------------------------------------------------------- history
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The full history (a copy; the system prompt first when set)."""
+        head = [{"role": "system", "content": self.system}] if self.system else []
+        return copy.deepcopy(head + self._history)
+
+    def reset(self) -> None:
+        """Start a new conversation."""
+        self._history = []
+        self._elide_upto = 0
+
+    # ------------------------------------------------------------- sync
+    def run(self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None) -> AgentResult:
+        result = None
+        for ev in self.stream(prompt, interrupt=interrupt):
+            if isinstance(ev, RunFinished):
+                result = ev.result
+        assert result is not None
+        return result
+
+    def stream(
+        self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None
+    ) -> Iterator[AgentEvent]:
+        run = _Run(self, prompt)
+        try:
+            for iteration in range(1, self.max_iterations + 1):
+                run.iterations = iteration
+                if interrupt is not None and interrupt.is_set():
+                    yield from run.finish("interrupted")
+                    return
+                handle = self.client.stream(self._outgoing(), **self._options(interrupt))
+                for event in handle:
+                    yield ModelEvent(event, iteration)
+                completion = handle.completion
+                calls = run.record(completion)
+                if completion.interrupted:
+                    yield from run.close_calls(calls, interrupted=True)
+                    yield from run.finish("interrupted")
+                    return
+                if not calls:
+                    yield from run.finish("done")
+                    return
+                for i, call in enumerate(calls):
+                    if interrupt is not None and interrupt.is_set():
+                        yield from run.close_calls(calls[i:], interrupted=True)
+                        yield from run.finish("interrupted")
+                        return
+                    yield run.started(call)
+                    outcome = call_tool_sync(self.tools.get(call["function"]["name"]), call)
+                    yield run.finished(call, outcome)
+            yield from run.finish("max_iterations")
+        except GeneratorExit:
+            run.close_open_calls()
+            raise
+
+    # ------------------------------------------------------------ async
+    async def arun(self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None) -> AgentResult:
+        result = None
+        async for ev in self.astream(prompt, interrupt=interrupt):
+            if isinstance(ev, RunFinished):
+                result = ev.result
+        assert result is not None
+        return result
+
+    async def astream(
+        self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None
+    ) -> AsyncIterator[AgentEvent]:
+        run = _Run(self, prompt)
+        try:
+            for iteration in range(1, self.max_iterations + 1):
+                run.iterations = iteration
+                if interrupt is not None and interrupt.is_set():
+                    for ev in run.finish("interrupted"):
+                        yield ev
+                    return
+                handle = self.client.stream(self._outgoing(), **self._options(interrupt))
+                if inspect.isawaitable(handle):
+                    handle = await handle
+                async for event in handle:
+                    yield ModelEvent(event, iteration)
+                completion = handle.completion
+                calls = run.record(completion)
+                if completion.interrupted or not calls:
+                    if completion.interrupted:
+                        for ev in run.close_calls(calls, interrupted=True):
+                            yield ev
+                    for ev in run.finish("interrupted" if completion.interrupted else "done"):
+                        yield ev
+                    return
+                for call in calls:
+                    yield run.started(call)
+                outcomes = await asyncio.gather(
+                    *(call_tool_async(self.tools.get(c["function"]["name"]), c) for c in calls)
+                )
+                for call, outcome in zip(calls, outcomes):  # results in the calls' order
+                    yield run.finished(call, outcome)
+            for ev in run.finish("max_iterations"):
+                yield ev
+        except (asyncio.CancelledError, GeneratorExit):
+            run.close_open_calls()
+            raise
+
+    # ---------------------------------------------------------- request
+    def _options(self, interrupt: Any) -> dict[str, Any]:
+        opts = dict(self.request_options)
+        if self.tools:
+            opts["tools"] = [t.spec for t in self.tools.values()]
+            opts["tools"] = dedupe_tools(opts["tools"])
+        if self.thinking is not None:
+            opts["thinking"] = self.thinking
+        if interrupt is not None:
+            opts["interrupt"] = interrupt
+        return opts
+
+    def _outgoing(self) -> list[dict[str, Any]]:
+        """What is sent: a copy of the history, trimmed to the context budget."""
+        sent = [copy.copy(m) for m in self._history]
+        if self.context_budget:
+            self._apply_budget(sent)
+        if self.system:
+            sent.insert(0, {"role": "system", "content": self.system})
+        return sent
+
+    def _apply_budget(self, sent: list[dict[str, Any]]) -> None:
+        """Replace the oldest tool results by a marker until the estimate fits.
+
+        The cut point only moves forward, and in large steps (down to 60% of
+        the budget), so the sent prefix stays the same for many turns and
+        prompt caches stay warm.
+        """
+        estimate = _estimator()
+        budget = self.context_budget or 0
+        for i in range(min(self._elide_upto, len(sent))):
+            if sent[i].get("role") == "tool":
+                sent[i] = {**sent[i], "content": ELIDED}
+        if estimate(sent) <= budget:
+            return
+        target = budget * 0.6
+        for i in range(self._elide_upto, len(sent)):
+            if sent[i].get("role") == "tool":
+                sent[i] = {**sent[i], "content": ELIDED}
+                self._elide_upto = i + 1
+                if estimate(sent) <= target:
+                    break
+
+
+def _estimator() -> Callable[[Any], int]:
+    try:
+        from .tokens import estimate_tokens
+    except ImportError:  # pragma: no cover - the estimator lands with the messages module
+        return lambda obj: len(json.dumps(obj, default=str)) // 4
+    return estimate_tokens
+
+
+class _Run:
+    """The bookkeeping of one run: messages added, open calls, completions."""
+
+    def __init__(self, agent: Agent, prompt: str | list[dict[str, Any]]) -> None:
+        self.agent = agent
+        self.added: list[dict[str, Any]] = []
+        self.completions: list[Completion] = []
+        self.open_calls: dict[str, dict[str, Any]] = {}
+        self.iterations = 0
+        self.started_at: dict[str, float] = {}
+        if isinstance(prompt, str):
+            self._append({"role": "user", "content": prompt})
+        else:
+            for message in prompt:
+                self._append(copy.deepcopy(message))
+
+    def _append(self, message: dict[str, Any]) -> None:
+        self.agent._history.append(message)
+        self.added.append(message)
+
+    def record(self, completion: Completion) -> list[dict[str, Any]]:
+        """Append the assistant turn; return its tool calls (complete ones only)."""
+        self.completions.append(completion)
+        message = copy.deepcopy(dict(completion.message))
+        if completion.interrupted:
+            # partial reasoning text has no signature and cannot be sent back
+            message.pop("reasoning_content", None)
+        calls = list(message.get("tool_calls") or [])
+        has_content = bool(message.get("content")) or calls or message.get("reasoning_details")
+        if has_content:
+            self._append(message)
+        for call in calls:
+            self.open_calls[call["id"]] = call
+        return calls
+
+    def started(self, call: dict[str, Any]) -> ToolStarted:
+        self.started_at[call["id"]] = time.monotonic()
+        fn = call["function"]
+        return ToolStarted(call["id"], fn["name"], fn.get("arguments", ""))
+
+    def finished(self, call: dict[str, Any], outcome: ToolOutcome) -> ToolFinished:
+        content = _fit_content(outcome.content, self.agent.client)
+        self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
+        self.open_calls.pop(call["id"], None)
+        seconds = time.monotonic() - self.started_at.get(call["id"], time.monotonic())
+        return ToolFinished(call["id"], call["function"]["name"], content, outcome.is_error, seconds)
+
+    def close_calls(self, calls: list[dict[str, Any]], *, interrupted: bool) -> Iterator[ToolFinished]:
+        for call in calls:
+            if call["id"] in self.open_calls:
+                yield self.finished(call, interrupted_outcome())
+
+    def close_open_calls(self) -> None:
+        """On cancellation: every started call still gets a result (the history stays valid)."""
+        for call in list(self.open_calls.values()):
+            self.finished(call, interrupted_outcome())
+
+    def finish(self, reason: StopReason) -> Iterator[AgentEvent]:
+        if reason == "interrupted":
+            yield from self.close_calls(list(self.open_calls.values()), interrupted=True)
+        result = AgentResult(
+            completion=self.completions[-1] if self.completions else None,
+            messages=copy.deepcopy(self.added),
+            stop_reason=reason,
+            iterations=self.iterations,
+            completions=tuple(self.completions),
+        )
+        yield RunFinished(result)
+
+
+def _fit_content(content: str | list[dict[str, Any]], client: Any) -> str | list[dict[str, Any]]:
+    """Images in a tool result go only where the provider sees images; else a note says why."""
+    if isinstance(content, str):
+        return content
+    profile = getattr(client, "profile", None)
+    if profile is None or getattr(profile, "vision", True):
+        return content
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if part.get("type") in ("image_url", "file", "input_audio"):
+            parts.append({
+                "type": "text",
+                "text": f"[{part['type']} omitted: provider {profile.name!r} does not accept images]",
+            })
+        else:
+            parts.append(part)
+    return parts
