@@ -107,6 +107,7 @@ class Agent:
         routing: Any = None,
         context_budget: int | None = None,
         thinking: str | None = None,
+        streaming: bool = True,
         **request_options: Any,
     ) -> None:
         if max_iterations < 1:
@@ -121,6 +122,7 @@ class Agent:
         self.routing = routing
         self.context_budget = context_budget
         self.thinking = thinking
+        self.streaming = streaming  # False: non-streaming requests (client.complete)
         self.request_options = request_options
         self._history: list[dict[str, Any]] = []
         self._elide_upto = 0  # tool results before this history index are elided when sent
@@ -156,10 +158,13 @@ class Agent:
                 if interrupt is not None and interrupt.is_set():
                     yield from run.finish("interrupted")
                     return
-                handle = self.client.stream(self._outgoing(), **self._options(interrupt))
-                for event in handle:
-                    yield ModelEvent(event, iteration)
-                completion = handle.completion
+                if self.streaming:
+                    handle = self.client.stream(self._outgoing(), **self._options(interrupt))
+                    for event in handle:
+                        yield ModelEvent(event, iteration)
+                    completion = handle.completion
+                else:
+                    completion = self.client.complete(self._outgoing(), **self._options(None))
                 calls = run.record(completion)
                 if completion.interrupted:
                     yield from run.close_calls(calls, interrupted=True)
@@ -201,12 +206,15 @@ class Agent:
                     for ev in run.finish("interrupted"):
                         yield ev
                     return
-                handle = self.client.stream(self._outgoing(), **self._options(interrupt))
-                if inspect.isawaitable(handle):
-                    handle = await handle
-                async for event in handle:
-                    yield ModelEvent(event, iteration)
-                completion = handle.completion
+                if self.streaming:
+                    handle = self.client.stream(self._outgoing(), **self._options(interrupt))
+                    if inspect.isawaitable(handle):
+                        handle = await handle
+                    async for event in handle:
+                        yield ModelEvent(event, iteration)
+                    completion = handle.completion
+                else:
+                    completion = await self.client.complete(self._outgoing(), **self._options(None))
                 calls = run.record(completion)
                 if completion.interrupted or not calls:
                     if completion.interrupted:
