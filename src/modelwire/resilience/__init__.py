@@ -1,0 +1,26 @@
+"""Resilience: what failed (:mod:`.classify`), when the server says to come back
+(:mod:`.retry_after`), what to do (:mod:`.policy`) and which model is next
+(:mod:`.fallback`). Pure: no I/O, no clock, no sleeping; tenacity is imported
+only when a backoff is computed.
+"""
+
+from __future__ import annotations
+
+from .classify import RETRYABLE, Failure, FailureKind, classify
+from .fallback import FallbackChain, Skipped
+from .policy import Action, ActionKind, LadderState, RetryPolicy, backoff, decide
+
+__all__ = [
+    "RETRYABLE",
+    "Action",
+    "ActionKind",
+    "FailureKind",
+    "Failure",
+    "FallbackChain",
+    "LadderState",
+    "RetryPolicy",
+    "Skipped",
+    "backoff",
+    "classify",
+    "decide",
+]

@@ -1,0 +1,134 @@
+"""decide(): the failure → action ladder, step by step, and the backoff waits."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelwire.errors import ConfigError
+from modelwire.resilience import (
+    Failure,
+    FallbackChain,
+    LadderState,
+    RetryPolicy,
+    backoff,
+    decide,
+)
+
+STEADY = RetryPolicy(jitter=0)  # deterministic waits
+
+
+def f(kind, *, fault=False, retry_after=None):
+    return Failure(kind, credential_fault=fault, retry_after=retry_after)
+
+
+def test_signature_400_strips_once_then_raises():
+    assert decide(f("signature_400"), LadderState()).kind == "strip_reasoning"
+    again = decide(f("signature_400"), LadderState(stripped_reasoning=True, has_fallback=True))
+    assert again.kind == "raise"
+
+
+def test_oauth_auth_refreshes_once_then_rotates_then_falls_back():
+    oauth = LadderState(oauth=True, pooled=True, other_credential=True, has_fallback=True)
+    assert decide(f("auth", fault=True), oauth).kind == "refresh"
+    refreshed = LadderState(oauth=True, refreshed=True, pooled=True, other_credential=True,
+                            has_fallback=True)
+    assert decide(f("auth", fault=True), refreshed).kind == "rotate"
+    alone = LadderState(oauth=True, refreshed=True, pooled=True, has_fallback=True)
+    assert decide(f("auth", fault=True), alone).kind == "fallback"
+    assert decide(f("auth", fault=True), LadderState(refreshed=True)).kind == "raise"
+
+
+@pytest.mark.parametrize("kind", ["rate_limit", "billing", "auth"])
+def test_credential_faults_rotate_when_another_key_is_free(kind):
+    state = LadderState(pooled=True, other_credential=True, retries=4)
+    action = decide(f(kind, fault=True), state, STEADY)
+    assert action.kind == "rotate"
+    assert action.wait == 0  # at once
+    # a key given directly (not pooled) has nothing to rotate to
+    assert decide(f(kind, fault=True), LadderState(other_credential=True)).kind != "rotate"
+
+
+def test_overload_never_rotates():
+    state = LadderState(pooled=True, other_credential=True)
+    assert decide(f("overloaded"), state, STEADY).kind == "retry"
+
+
+def test_rate_limit_with_no_other_key_backs_off_then_falls_back():
+    policy = RetryPolicy(attempts=3, jitter=0)
+    waits = []
+    for retries in range(2):
+        action = decide(f("rate_limit", fault=True), LadderState(retries=retries,
+                                                                 has_fallback=True), policy)
+        assert action.kind == "retry"
+        waits.append(action.wait)
+    assert waits == [2.0, 4.0]
+    spent = decide(f("rate_limit", fault=True), LadderState(retries=2, has_fallback=True), policy)
+    assert spent.kind == "fallback"
+    assert decide(f("rate_limit", fault=True), LadderState(retries=2), policy).kind == "raise"
+
+
+@pytest.mark.parametrize("kind", ["server", "overloaded", "transient", "timeout", "transport",
+                                  "malformed", "empty_stream", "unknown"])
+def test_retryable_kinds_retry_on_the_same_model(kind):
+    assert decide(f(kind), LadderState(has_fallback=True), STEADY).kind == "retry"
+
+
+def test_server_hint_wins_over_backoff_and_is_capped():
+    assert decide(f("rate_limit", retry_after=7.5), LadderState(), STEADY).wait == 7.5
+    assert decide(f("rate_limit", retry_after=0.0), LadderState(retries=3), STEADY).wait == 0.0
+    assert decide(f("server", retry_after=5000.0), LadderState(), STEADY).wait == 600.0
+
+
+def test_long_server_hint_prefers_the_fallback_model():
+    action = decide(f("rate_limit", retry_after=300.0), LadderState(has_fallback=True), STEADY)
+    assert action.kind == "fallback"
+    assert decide(f("rate_limit", retry_after=300.0), LadderState(), STEADY).wait == 300.0
+
+
+@pytest.mark.parametrize("kind", ["model_not_found", "billing"])
+def test_model_cannot_serve_falls_back(kind):
+    assert decide(f(kind), LadderState(has_fallback=True)).kind == "fallback"
+    assert decide(f(kind), LadderState()).kind == "raise"
+
+
+@pytest.mark.parametrize("kind", ["bad_request", "context_length", "content_filter"])
+def test_caller_errors_raise_even_with_a_fallback(kind):
+    state = LadderState(has_fallback=True, pooled=True, other_credential=True)
+    assert decide(f(kind), state).kind == "raise"
+
+
+def test_backoff_is_exponential_with_bounded_jitter():
+    policy = RetryPolicy()  # base 2, max 60, jitter up to half a base
+    for retry, step in [(1, 2.0), (2, 4.0), (3, 8.0), (4, 16.0), (5, 32.0)]:
+        waits = [backoff(retry, policy) for _ in range(50)]
+        assert all(step <= w <= step + 1.0 for w in waits)
+        assert len(set(waits)) > 1  # jittered
+    assert backoff(9, policy) == 60.0
+    assert backoff(3, RetryPolicy(base=0.5, max_wait=1.0, jitter=0)) == 1.0
+
+
+# ------------------------------------------------------------------ fallback chain
+def _resolve(name):
+    if name.startswith("missing"):
+        raise ConfigError(f"unknown model {name!r}")
+    provider, _, model = name.partition("/")
+    return (provider, model)
+
+
+def test_chain_skips_duplicates_and_unconfigured_entries():
+    chain = FallbackChain("a/m1", ["a/m1", "missing-x", "b/m2", "b/m2", "c/m3"], _resolve,
+                          key=lambda r: r)
+    assert [name for name, _ in chain] == ["a/m1", "b/m2", "c/m3"]
+    assert [s.model for s in chain.skipped] == ["a/m1", "missing-x", "b/m2"]
+    assert "not configured" in chain.skipped[1].reason
+    assert chain.has_after(1) and not chain.has_after(2)
+
+
+def test_chain_skips_an_entry_resolving_to_the_same_endpoint_and_model():
+    chain = FallbackChain("alias", ["a/m1"], lambda n: ("a", "m1"), key=lambda r: r)
+    assert len(chain) == 1
+
+
+def test_primary_resolution_error_propagates():
+    with pytest.raises(ConfigError):
+        FallbackChain("missing-primary", ["a/m1"], _resolve, key=lambda r: r)
