@@ -1,0 +1,144 @@
+"""The gateway's ASGI app: three front doors over the Client.
+
+``create_app(config)`` returns a Starlette app serving ``/v1/chat/completions``,
+``/v1/messages`` (+ ``/count_tokens``), ``/v1/responses``, ``/v1/models`` and
+``/health``. Every request: authenticate, bound the body, decode with the
+door's codec, resolve the model, call the Client, encode back with the same
+codec. Errors come out in the door's own shape (:mod:`.errors`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from typing import Any
+
+from .auth import GatewayKeys
+from .errors import Door, GatewayError, HttpError, error_body, from_exception, retry_after_header
+from .models import ModelTable
+from .seal import Sealer
+
+__all__ = ["Gateway", "create_app"]
+
+log = logging.getLogger("modelwire.gateway")
+access_log = logging.getLogger("modelwire.gateway.access")
+
+DEFAULT_MAX_BODY = 32 * 1024 * 1024
+_REQUEST_FIELDS = (
+    "tools", "tool_choice", "thinking", "max_tokens", "temperature", "top_p", "stop",
+    "response_format", "parallel_tool_calls",
+)
+
+
+class Gateway:
+    """State shared by all requests: config, keys, model table, sealer, clients."""
+
+    def __init__(self, config: Any, *, environ: dict[str, str] | None = None) -> None:
+        env = os.environ if environ is None else environ
+        self.config = config
+        gw = getattr(config, "gateway", None)
+        self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
+        self.models = ModelTable.from_config(config)
+        self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
+        self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
+        seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
+        secret = env.get(seal_env)
+        self.sealer = Sealer(secret) if secret else Sealer()
+        if self.sealer.ephemeral:
+            log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
+        self._clients: dict[str, Any] = {}
+        self.draining = False
+
+    def client(self, model: str) -> Any:
+        client = self._clients.get(model)
+        if client is None:
+            from ..client import AsyncClient
+
+            client = self._clients[model] = AsyncClient(model, config=self.config)
+        return client
+
+    async def aclose(self) -> None:
+        for client in self._clients.values():
+            await client.close()
+        self._clients.clear()
+
+
+def _request_id(headers: Any) -> str:
+    return "req_" + uuid.uuid4().hex[:24]
+
+
+def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
+    from starlette.responses import Response
+
+    import orjson
+
+    headers = {"x-request-id": request_id, **retry_after_header(err)}
+    return Response(
+        orjson.dumps(error_body(err, door, request_id)),
+        status_code=err.status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def _client_options(req: dict[str, Any], same_protocol: bool) -> dict[str, Any]:
+    opts = {k: req[k] for k in _REQUEST_FIELDS if req.get(k) is not None}
+    if same_protocol and req.get("extra"):
+        opts["extra"] = req["extra"]  # native fields only make sense to the same protocol
+    return opts
+
+
+async def _read_body(request: Any, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> Any:
+    """The Starlette app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
+    from contextlib import asynccontextmanager
+
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    if config is None:
+        from ..config import load_config
+
+        config = load_config()
+    gateway = Gateway(config, environ=environ)
+
+    from .handlers import make_handlers
+
+    handlers = make_handlers(gateway)
+
+    @asynccontextmanager
+    async def lifespan(app: Any):
+        yield
+        await gateway.aclose()
+
+    async def health(request: Any) -> Any:
+        status = {"status": "ok", "models": len(gateway.models.names), "draining": gateway.draining}
+        return JSONResponse(status)
+
+    routes = [
+        Route("/v1/chat/completions", handlers.chat_completions, methods=["POST"]),
+        Route("/v1/messages", handlers.messages, methods=["POST"]),
+        Route("/v1/messages/count_tokens", handlers.count_tokens, methods=["POST"]),
+        Route("/v1/responses", handlers.responses, methods=["POST"]),
+        Route("/v1/models", handlers.models, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.gateway = gateway
+    return app

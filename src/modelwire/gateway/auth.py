@@ -1,0 +1,67 @@
+"""Gateway keys: who may call the gateway.
+
+Keys come from the variable named by ``gateway.keys_env`` (comma-separated).
+A client presents one as ``Authorization: Bearer <key>`` or ``x-api-key``;
+comparison is constant-time against every configured key. With no keys the
+gateway serves only loopback (``modelwire serve`` refuses another host and
+says why). A key sent by a client is a gateway key and is never forwarded
+upstream (unless ``client_key_passthrough`` is on).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import GatewayError
+
+__all__ = ["GatewayKeys", "is_loopback", "presented_key"]
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip() or None
+    return headers.get("x-api-key") or None
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayKeys:
+    keys: tuple[bytes, ...]
+    env_name: str
+
+    @classmethod
+    def from_env(cls, env_name: str, environ: Mapping[str, str] | None = None) -> GatewayKeys:
+        env = os.environ if environ is None else environ
+        raw = env.get(env_name, "")
+        keys = tuple(k.strip().encode() for k in raw.split(",") if k.strip())
+        return cls(keys, env_name)
+
+    @property
+    def required(self) -> bool:
+        return bool(self.keys)
+
+    def check(self, headers: Mapping[str, str]) -> None:
+        if not self.keys:
+            return
+        key = presented_key(headers)
+        if key is None:
+            raise GatewayError(401, "missing gateway key: send Authorization: Bearer <key> or x-api-key", "missing_key")
+        given = key.encode()
+        ok = False
+        for k in self.keys:  # no early exit: the time does not depend on which key matched
+            ok |= hmac.compare_digest(given, k)
+        if not ok:
+            raise GatewayError(401, "invalid gateway key", "invalid_key")

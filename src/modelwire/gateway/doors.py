@@ -1,0 +1,124 @@
+"""The three front doors: how each protocol's request enters and its answer leaves.
+
+A door decodes the client's body with its codec into the internal model,
+opens sealed reasoning the client echoed, and encodes the Client's answer
+back with the same codec — sealing reasoning the client's protocol cannot
+carry natively (see :mod:`modelwire.gateway.seal`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..events import ReasoningBlock, ReasoningDelta, StreamEvent
+from .errors import Door
+from .seal import Sealer
+
+__all__ = ["DoorSpec", "DOORS", "open_sealed", "seal_events", "seal_message"]
+
+
+@dataclass(frozen=True, slots=True)
+class DoorSpec:
+    name: Door
+    issuer: str  # reasoning blocks of this issuer travel natively through this door
+    native_types: frozenset[str]  # block types the door's clients carry natively
+
+
+DOORS: dict[Door, DoorSpec] = {
+    "chat_completions": DoorSpec("chat_completions", "", frozenset()),
+    "anthropic_messages": DoorSpec(
+        "anthropic_messages", "anthropic", frozenset({"thinking", "redacted_thinking"})
+    ),
+    "responses": DoorSpec("responses", "openai", frozenset({"reasoning"})),
+}
+
+
+def _is_native(door: DoorSpec, issuer: str, block: dict[str, Any]) -> bool:
+    if door.name == "chat_completions":
+        return True  # OpenAI-compatible clients keep reasoning_details entries as they are
+    return issuer == door.issuer and block.get("type") in door.native_types
+
+
+def _sealed_block(door: DoorSpec, sealer: Sealer, issuer: str, block: dict[str, Any], text: str) -> dict[str, Any]:
+    envelope = sealer.seal(issuer, block)
+    if door.name == "anthropic_messages":
+        return {"type": "thinking", "thinking": text, "signature": envelope}
+    summary = [{"type": "summary_text", "text": text}] if text else []
+    return {"type": "reasoning", "id": "rs_" + envelope[-24:].replace("-", "x").replace("_", "y"),
+            "summary": summary, "encrypted_content": envelope}
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    for key in ("thinking", "text", "summary", "content", "reasoning"):
+        value = block.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return "".join(p.get("text", "") for p in value if isinstance(p, dict))
+    return ""
+
+
+def seal_message(message: dict[str, Any], door: Door, sealer: Sealer) -> dict[str, Any]:
+    """A non-stream answer: replace foreign reasoning blocks by sealed native ones."""
+    spec = DOORS[door]
+    details = message.get("reasoning_details")
+    if not details or spec.name == "chat_completions":
+        return message
+    out = []
+    for entry in details:
+        issuer, block = entry.get("issuer", ""), entry.get("block", {})
+        if _is_native(spec, issuer, block):
+            out.append(entry)
+        else:
+            text = _block_text(block) or ("" if len(details) > 1 else message.get("reasoning_content", ""))
+            out.append({"issuer": spec.issuer, "block": _sealed_block(spec, sealer, issuer, block, text)})
+    return {**message, "reasoning_details": out}
+
+
+def seal_events(events: Iterable[StreamEvent], door: Door, sealer: Sealer) -> list[StreamEvent]:
+    """Stream events: a foreign ReasoningBlock becomes a signature delta plus a sealed native block."""
+    spec = DOORS[door]
+    if spec.name == "chat_completions":
+        return list(events)
+    out: list[StreamEvent] = []
+    for ev in events:
+        if isinstance(ev, ReasoningBlock) and not _is_native(spec, ev.issuer, ev.block):
+            sealed = _sealed_block(spec, sealer, ev.issuer, ev.block, _block_text(ev.block))
+            if door == "anthropic_messages":
+                out.append(ReasoningDelta(signature=sealed["signature"]))
+            out.append(ReasoningBlock(spec.issuer, sealed))
+        else:
+            out.append(ev)
+    return out
+
+
+def open_sealed(messages: list[dict[str, Any]], sealer: Sealer) -> list[dict[str, Any]]:
+    """Restore sealed reasoning the client echoed; drop envelopes that do not open."""
+    out = []
+    for message in messages:
+        details = message.get("reasoning_details") if message.get("role") == "assistant" else None
+        if not details:
+            out.append(message)
+            continue
+        restored = []
+        changed = False
+        for entry in details:
+            block = entry.get("block", {}) if isinstance(entry, dict) else {}
+            envelope = block.get("signature") or block.get("encrypted_content")
+            if Sealer.is_sealed(envelope):
+                changed = True
+                opened = sealer.open(envelope)
+                if opened is not None:  # tampered or foreign: dropped, never forwarded
+                    restored.append({"issuer": opened.issuer, "block": opened.block})
+            else:
+                restored.append(entry)
+        if changed:
+            message = copy.copy(message)
+            message["reasoning_details"] = restored
+            if not restored:
+                message.pop("reasoning_details")
+        out.append(message)
+    return out

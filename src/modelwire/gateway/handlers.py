@@ -1,0 +1,222 @@
+"""Request handling shared by the three front doors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..codecs import codec_for
+from ..errors import ModelwireError
+from ..events import StreamError
+from .app import _client_options, _error_response, _read_body, _request_id, access_log
+from .doors import open_sealed, seal_events, seal_message
+from .errors import Door, GatewayError, from_exception
+
+__all__ = ["make_handlers"]
+
+log = logging.getLogger("modelwire.gateway")
+
+
+@dataclass
+class _Ctx:
+    door: Door
+    request_id: str
+    started: float
+    model: str = "-"
+    upstream: str = "-"
+    status: int = 200
+    tokens: int = 0
+
+    def log(self) -> None:
+        access_log.info(
+            "%s %s model=%s upstream=%s status=%d latency_ms=%.1f tokens=%d",
+            self.request_id, self.door, self.model, self.upstream, self.status,
+            (time.perf_counter() - self.started) * 1000, self.tokens,
+        )
+
+
+def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
+    attempts = getattr(completion, "attempts", ()) or ()
+    served = f"{completion.provider}/{completion.model}" if getattr(completion, "provider", "") else getattr(completion, "model", "")
+    return {
+        "x-request-id": ctx.request_id,
+        "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
+        "x-modelwire-attempts": str(max(1, len(attempts))),
+        "x-modelwire-fallbacks": str(sum(1 for a in attempts if a.outcome == "fell_back")),
+        "x-modelwire-model": served or ctx.model,
+    }
+
+
+class _Handlers:
+    def __init__(self, gateway: Any) -> None:
+        self.gw = gateway
+
+    # ------------------------------------------------------------ doors
+    async def chat_completions(self, request: Any) -> Any:
+        return await self._serve(request, "chat_completions")
+
+    async def messages(self, request: Any) -> Any:
+        return await self._serve(request, "anthropic_messages")
+
+    async def responses(self, request: Any) -> Any:
+        return await self._serve(request, "responses")
+
+    async def models(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
+        rid = _request_id(request.headers)
+        try:
+            self.gw.keys.check(request.headers)
+        except GatewayError as exc:
+            return _error_response(exc.http, door, rid)
+        return JSONResponse(self.gw.models.listing(door == "anthropic_messages"), headers={"x-request-id": rid})
+
+    async def count_tokens(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        from ..tokens import estimate_tokens
+
+        ctx = _Ctx("anthropic_messages", _request_id(request.headers), time.perf_counter())
+        try:
+            self.gw.keys.check(request.headers)
+            req = await self._decode(request, ctx)
+            payload: dict[str, Any] = {"messages": req.get("messages", [])}
+            if req.get("tools"):
+                payload["tools"] = req["tools"]
+            count = estimate_tokens(payload)
+        except (GatewayError, ModelwireError) as exc:
+            return _error_response(from_exception(exc, ctx.door), ctx.door, ctx.request_id)
+        return JSONResponse(
+            {"input_tokens": count},
+            headers={"x-request-id": ctx.request_id, "x-modelwire-token-count": "estimated"},
+        )
+
+    # ----------------------------------------------------------- common
+    async def _decode(self, request: Any, ctx: _Ctx) -> dict[str, Any]:
+        import orjson
+
+        body = await _read_body(request, self.gw.max_body)
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise GatewayError(400, f"request body is not valid JSON: {exc}", "invalid_json") from exc
+        if not isinstance(data, dict):
+            raise GatewayError(400, "request body must be a JSON object", "invalid_json")
+        if ctx.door == "responses" and data.get("previous_response_id"):
+            raise GatewayError(
+                400,
+                "previous_response_id is not supported: this gateway is stateless (store: false); "
+                "send the whole conversation in `input`",
+                "stateless",
+            )
+        codec = codec_for(ctx.door)
+        try:
+            req = codec.decode_request(data, dict(request.headers))
+        except ModelwireError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            # a codec should raise MessageError itself; this keeps a client's
+            # mistake a 400 even where it does not
+            raise GatewayError(400, f"invalid request: {type(exc).__name__}: {exc}", "invalid_request") from exc
+        req["messages"] = open_sealed(list(req.get("messages") or []), self.gw.sealer)
+        return req
+
+    async def _serve(self, request: Any, door: Door) -> Any:
+        ctx = _Ctx(door, _request_id(request.headers), time.perf_counter())
+        try:
+            if self.gw.draining:
+                raise GatewayError(503, "the gateway is shutting down", "draining")
+            self.gw.keys.check(request.headers)
+            req = await self._decode(request, ctx)
+            ctx.model = self.gw.models.resolve(req.get("model"))
+            client = self.gw.client(ctx.model)
+            same = getattr(client, "api_mode", None) == door
+            opts = _client_options(req, same)
+            if req.get("stream"):
+                return await self._stream(client, req, opts, ctx)
+            before_upstream = time.perf_counter()
+            completion = await client.complete(req["messages"], **opts)
+            t_done = time.perf_counter()
+            codec = codec_for(door)
+            message = seal_message(dict(completion.message), door, self.gw.sealer)
+            import dataclasses
+
+            body = codec.encode_response(dataclasses.replace(completion, message=message), req)
+            overhead = (before_upstream - ctx.started + time.perf_counter() - t_done) * 1000
+            ctx.upstream = f"{completion.provider}/{completion.model}"
+            ctx.tokens = completion.usage["total_tokens"]
+            from starlette.responses import Response
+
+            import orjson
+
+            return Response(orjson.dumps(body), media_type="application/json",
+                            headers=_headers(ctx, completion, overhead))
+        except asyncio.CancelledError:
+            ctx.status = 499
+            raise
+        except Exception as exc:  # every error leaves in the door's own shape
+            if not isinstance(exc, (GatewayError, ModelwireError)):
+                log.exception("%s: unexpected error", ctx.request_id)
+            err = from_exception(exc, door)
+            ctx.status = err.status
+            return _error_response(err, door, ctx.request_id)
+        finally:
+            if ctx.status != 200 or not (locals().get("req") or {}).get("stream"):
+                ctx.log()
+
+    async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:
+        """Wait for the first upstream event (errors before it are plain HTTP errors),
+        then stream. A client that disconnects cancels the upstream at once."""
+        from starlette.responses import StreamingResponse
+
+        codec = codec_for(ctx.door)
+        before_upstream = time.perf_counter()
+        stream = client.stream(req["messages"], **opts)
+        iterator = stream.__aiter__()
+        try:
+            first = await iterator.__anext__()
+        except StopAsyncIteration:
+            first = None
+        overhead = (before_upstream - ctx.started) * 1000
+        completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
+        served_model = getattr(stream, "model", None) or ctx.model
+        encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req)
+        sealer, door = self.gw.sealer, ctx.door
+
+        async def body() -> AsyncIterator[bytes]:
+            try:
+                if first is not None:
+                    for ev in seal_events([first], door, sealer):
+                        yield encoder.feed(ev)
+                async for ev in iterator:
+                    for out in seal_events([ev], door, sealer):
+                        yield encoder.feed(out)
+                yield encoder.close()
+                done = getattr(stream, "completion", None)
+                if done is not None:
+                    ctx.upstream = f"{done.provider}/{done.model}"
+                    ctx.tokens = done.usage["total_tokens"]
+            except ModelwireError as exc:
+                ctx.status = from_exception(exc, door).status
+                yield encoder.feed(StreamError(exc))
+                yield encoder.close()
+            finally:
+                ctx.log()
+
+        headers = {"x-request-id": ctx.request_id, "x-modelwire-overhead-ms": f"{overhead:.3f}",
+                   "cache-control": "no-cache", "x-accel-buffering": "no"}
+        if completion_so_far is not None:
+            headers.update({k: v for k, v in _headers(ctx, completion_so_far, overhead).items()
+                            if k != "x-modelwire-overhead-ms"})
+        else:
+            headers["x-modelwire-model"] = ctx.model
+        return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
+
+
+def make_handlers(gateway: Any) -> _Handlers:
+    return _Handlers(gateway)

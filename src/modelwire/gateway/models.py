@@ -1,0 +1,70 @@
+"""Which configured model serves a client's model id: aliases, names, provider strings."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import GatewayError
+
+__all__ = ["ModelTable"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTable:
+    """Client model ids → model strings the Client understands.
+
+    Order: an alias (``gateway.aliases``, e.g. the ``claude-*`` ids Claude
+    Code sends, including its background requests' ids), then a configured
+    model name, then — only with ``gateway.allow_provider_models`` — a
+    ``provider/model`` string. Anything else is a 404 naming what exists.
+    """
+
+    names: tuple[str, ...]
+    aliases: dict[str, str]
+    allow_provider_models: bool
+    default_model: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Any) -> ModelTable:
+        gw = getattr(config, "gateway", None)
+        return cls(
+            names=tuple(getattr(config, "models", {}) or {}),
+            aliases=dict(getattr(gw, "aliases", {}) or {}),
+            allow_provider_models=bool(getattr(gw, "allow_provider_models", False)),
+            default_model=getattr(config, "default_model", None),
+        )
+
+    def resolve(self, requested: Any) -> str:
+        if not isinstance(requested, str) or not requested:
+            raise GatewayError(400, "`model` is required and must be a string", "missing_model")
+        if requested in self.aliases:
+            return self.aliases[requested]
+        if requested in self.names:
+            return requested
+        if self.allow_provider_models and "/" in requested:
+            return requested
+        known = ", ".join(sorted(set(self.names) | set(self.aliases))) or "none configured"
+        hint = "" if self.allow_provider_models else " (provider/model strings are off: gateway.allow_provider_models)"
+        raise GatewayError(404, f"unknown model {requested!r}; available: {known}{hint}", "model_not_found")
+
+    def listing(self, anthropic: bool) -> dict[str, Any]:
+        """GET /v1/models in OpenAI's list shape, or Anthropic's."""
+        ids = list(self.names) + [a for a in self.aliases if a not in self.names]
+        created = int(time.time())
+        if anthropic:
+            data = [
+                {"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
+                for i in ids
+            ]
+            return {
+                "data": data,
+                "has_more": False,
+                "first_id": ids[0] if ids else None,
+                "last_id": ids[-1] if ids else None,
+            }
+        return {
+            "object": "list",
+            "data": [{"id": i, "object": "model", "created": created, "owned_by": "modelwire"} for i in ids],
+        }

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import pytest
+
+from modelwire import errors as E
+from modelwire.events import ReasoningBlock, ReasoningDelta, TextDelta
+from modelwire.gateway.auth import GatewayKeys, is_loopback, presented_key
+from modelwire.gateway.doors import open_sealed, seal_events, seal_message
+from modelwire.gateway.errors import GatewayError, error_body, from_exception
+from modelwire.gateway.models import ModelTable
+from modelwire.gateway.seal import Sealer
+
+SEALER = Sealer("a-long-enough-gateway-secret")
+
+
+@pytest.mark.parametrize(
+    "exc, door, status",
+    [
+        (E.AuthenticationError("bad key", status=401), "chat_completions", 502),
+        (E.PermissionDeniedError("no", status=403), "anthropic_messages", 502),
+        (E.OverloadedError("busy", status=529), "chat_completions", 503),
+        (E.OverloadedError("busy", status=529), "anthropic_messages", 529),
+        (E.RateLimitError("slow", status=429, retry_after=7.2), "responses", 429),
+        (E.ContextLengthError("prompt is too long", status=400), "anthropic_messages", 400),
+        (E.MessageError("messages[2]: orphan tool result", index=2), "chat_completions", 400),
+        (E.FallbackExhaustedError([E.ServerError("x", status=500)]), "chat_completions", 502),
+        (E.PoolExhaustedError("all cooling", next_available_at=None), "chat_completions", 429),
+        (E.ConnectError("refused"), "responses", 502),
+        (E.ReadTimeoutError("stale"), "responses", 504),
+        (RuntimeError("bug"), "chat_completions", 500),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Exception) else str(v),
+)
+def test_error_status_never_blames_the_client_for_upstream_failures(exc, door, status):
+    assert from_exception(exc, door).status == status
+
+
+def test_error_bodies_in_each_door_shape():
+    err = from_exception(E.OverloadedError("busy", status=529), "anthropic_messages")
+    body = error_body(err, "anthropic_messages", "req_1")
+    assert body == {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}, "request_id": "req_1"}
+    body = error_body(from_exception(GatewayError(404, "unknown model 'x'"), "chat_completions"), "chat_completions", "r")
+    assert body["error"]["type"] == "not_found_error" and body["error"]["message"] == "unknown model 'x'"
+
+
+def test_model_table_aliases_names_and_provider_strings():
+    table = ModelTable(names=("claude", "cheap"), aliases={"claude-sonnet-4-6": "claude"}, allow_provider_models=False)
+    assert table.resolve("claude-sonnet-4-6") == "claude"
+    assert table.resolve("cheap") == "cheap"
+    with pytest.raises(GatewayError) as info:
+        table.resolve("openai/gpt-5")
+    assert info.value.http.status == 404 and "allow_provider_models" in info.value.http.message
+    open_table = ModelTable(names=(), aliases={}, allow_provider_models=True)
+    assert open_table.resolve("openai/gpt-5") == "openai/gpt-5"
+    listing = table.listing(anthropic=True)
+    assert [m["id"] for m in listing["data"]] == ["claude", "cheap", "claude-sonnet-4-6"]
+    assert table.listing(anthropic=False)["object"] == "list"
+
+
+def test_keys_constant_time_check_and_header_forms():
+    keys = GatewayKeys.from_env("K", {"K": "alpha, beta"})
+    keys.check({"authorization": "Bearer beta"})
+    keys.check({"x-api-key": "alpha"})
+    for headers in ({}, {"authorization": "Bearer gamma"}, {"x-api-key": ""}):
+        with pytest.raises(GatewayError) as info:
+            keys.check(headers)
+        assert info.value.http.status == 401
+    assert not GatewayKeys.from_env("K", {}).required
+    assert presented_key({"authorization": "bearer  x "}) == "x"
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+
+
+def test_foreign_reasoning_is_sealed_for_anthropic_clients_and_restored_on_echo():
+    native = {"type": "reasoning_content", "text": "add the numbers"}
+    msg = {"role": "assistant", "content": "4", "reasoning_content": "add the numbers",
+           "reasoning_details": [{"issuer": "deepseek", "block": native}]}
+    sealed = seal_message(msg, "anthropic_messages", SEALER)
+    block = sealed["reasoning_details"][0]["block"]
+    assert block["type"] == "thinking" and block["thinking"] == "add the numbers"
+    assert Sealer.is_sealed(block["signature"])
+    # the client echoes it (decode_request gives issuer "anthropic"); the gateway restores it
+    echoed = [{"role": "assistant", "content": "4",
+               "reasoning_details": [{"issuer": "anthropic", "block": block}]}]
+    restored = open_sealed(echoed, SEALER)
+    assert restored[0]["reasoning_details"] == [{"issuer": "deepseek", "block": native}]
+
+
+def test_native_blocks_pass_untouched_and_tampered_seals_are_dropped():
+    anthropic_block = {"type": "thinking", "thinking": "t", "signature": "EqQBCkYIBxgC"}
+    msg = {"role": "assistant", "content": "x", "reasoning_details": [{"issuer": "anthropic", "block": anthropic_block}]}
+    assert seal_message(msg, "anthropic_messages", SEALER) == msg
+    sealed = seal_message({**msg, "reasoning_details": [{"issuer": "openrouter", "block": {"type": "reasoning.text", "text": "t"}}]},
+                          "responses", SEALER)
+    item = sealed["reasoning_details"][0]["block"]
+    assert item["type"] == "reasoning" and Sealer.is_sealed(item["encrypted_content"])
+    item = {**item, "encrypted_content": item["encrypted_content"][:-4] + "AAAA"}
+    out = open_sealed([{"role": "assistant", "content": "x", "reasoning_details": [{"issuer": "openai", "block": item}]}], SEALER)
+    assert "reasoning_details" not in out[0]
+
+
+def test_stream_events_get_a_signature_before_the_sealed_block():
+    events = [ReasoningDelta("hmm"), ReasoningBlock("deepseek", {"type": "reasoning_content", "text": "hmm"}), TextDelta("hi")]
+    out = seal_events(events, "anthropic_messages", SEALER)
+    assert isinstance(out[1], ReasoningDelta) and Sealer.is_sealed(out[1].signature)
+    assert isinstance(out[2], ReasoningBlock) and out[2].block["signature"] == out[1].signature
+    assert seal_events(events, "chat_completions", SEALER) == events
