@@ -100,8 +100,18 @@ class ThinkTagSplitter:
     pieces, neighbours of the same kind merged.
     """
 
-    __slots__ = ("_mode", "_pending", "_close", "_boundary", "_skip_ws", "_held_ws", "_tentative",
-                 "_new_block", "_seen_reasoning", "_out")
+    __slots__ = (
+        "_boundary",
+        "_close",
+        "_held_ws",
+        "_mode",
+        "_new_block",
+        "_out",
+        "_pending",
+        "_seen_reasoning",
+        "_skip_ws",
+        "_tentative",
+    )
 
     def __init__(self) -> None:
         self._mode: _Mode = "text"

@@ -84,9 +84,8 @@ def _check_message(msg: Any, i: int) -> str:
         raise MessageError(
             f"messages[{i}].role must be one of {', '.join(_ROLES)}, got {role!r}{hint}", index=i
         )
-    if role == "tool":
-        if not isinstance(msg.get("tool_call_id"), str) or not msg["tool_call_id"]:
-            raise MessageError(f"messages[{i}].tool_call_id must be a non-empty string", index=i)
+    if role == "tool" and (not isinstance(msg.get("tool_call_id"), str) or not msg["tool_call_id"]):
+        raise MessageError(f"messages[{i}].tool_call_id must be a non-empty string", index=i)
     _check_content(msg, i, optional=role == "assistant")
     return role
 
@@ -147,7 +146,7 @@ def _stub(call_id: str) -> dict[str, Any]:
 class _Turn:
     """The tool calls of the assistant message being answered."""
 
-    __slots__ = ("index", "ids", "answered")
+    __slots__ = ("answered", "ids", "index")
 
     def __init__(self, index: int, ids: list[str]) -> None:
         self.index = index

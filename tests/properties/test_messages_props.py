@@ -3,10 +3,14 @@ the invariants of prepare_conversation."""
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelwire.messages import ThinkTagSplitter
+from modelwire.errors import MessageError
+from modelwire.messages import ThinkTagSplitter, is_reasoning_only, prepare_conversation
 
 # ------------------------------------------------------------ think-tag splitter
 _WORDS = st.sampled_from(
@@ -41,3 +45,78 @@ def test_one_character_chunks_give_the_same_result(text: str) -> None:
 @given(st.text(alphabet=st.characters(blacklist_characters="<"), max_size=50))
 def test_text_without_angle_brackets_passes_through_unchanged(text: str) -> None:
     assert _joined([text]) == ("", text)
+
+
+# ------------------------------------------------------- prepare_conversation
+_IDS = st.sampled_from(["a", "b", "c", None])
+_CALLS = st.lists(
+    st.builds(
+        lambda id, name, args: {k: v for k, v in {
+            "id": id, "type": "function", "function": {"name": name, "arguments": args}}.items()
+            if v is not None},
+        _IDS, st.sampled_from(["f", "g"]), st.sampled_from(['{"x":1}', "{", "{}"]),
+    ),
+    max_size=3,
+)
+_CONTENT = st.sampled_from(["", "hi", "<think>r</think>", "<think>r</think>ok", None, "  "])
+_MESSAGE = st.one_of(
+    st.just({"role": "user", "content": "u"}),
+    st.just({"role": "system", "content": "s"}),
+    st.builds(
+        lambda content, calls, reasoning: {
+            "role": "assistant", "content": content,
+            **({"tool_calls": calls} if calls else {}),
+            **({"reasoning": reasoning} if reasoning else {}),
+        },
+        _CONTENT, _CALLS, st.sampled_from([None, "why"]),
+    ),
+    st.builds(lambda id: {"role": "tool", "tool_call_id": id, "content": "r"},
+              st.sampled_from(["a", "b", "c", "zz"])),
+)
+_CONVERSATIONS = st.lists(_MESSAGE, max_size=12)
+
+
+def _assert_invariants(out: list[dict[str, Any]]) -> None:
+    i = 0
+    while i < len(out):
+        msg = out[i]
+        assert msg["role"] != "tool", f"orphan tool result at {i}: {out}"
+        assert not is_reasoning_only(msg)
+        assert "reasoning" not in msg
+        calls = msg.get("tool_calls") or []
+        ids = [c["id"] for c in calls]
+        assert all(isinstance(c, str) and c for c in ids)
+        assert len(set(ids)) == len(ids), "call ids are unique in a turn"
+        answers = []
+        i += 1
+        while i < len(out) and out[i]["role"] == "tool":
+            answers.append(out[i]["tool_call_id"])
+            i += 1
+        assert sorted(answers) == sorted(ids), "every call answered exactly once, right after it"
+
+
+@given(_CONVERSATIONS)
+def test_prepared_conversation_satisfies_the_invariants(messages: list[dict]) -> None:
+    before = copy.deepcopy(messages)
+    out = prepare_conversation(messages)
+    assert messages == before, "the caller's conversation is never changed"
+    _assert_invariants(out)
+
+
+@given(_CONVERSATIONS)
+def test_prepare_is_idempotent(messages: list[dict]) -> None:
+    once = prepare_conversation(messages)
+    assert prepare_conversation(once) == once
+    assert prepare_conversation(once, repair=False) == once
+
+
+@given(_CONVERSATIONS)
+def test_strict_mode_either_rejects_or_agrees_with_repair(messages: list[dict]) -> None:
+    try:
+        strict = prepare_conversation(messages, repair=False)
+    except MessageError as exc:
+        assert exc.index is not None and 0 <= exc.index < len(messages)
+        assert f"messages[{exc.index}]" in str(exc)
+        return
+    assert strict == prepare_conversation(messages)
+
