@@ -9,6 +9,7 @@ I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
@@ -102,6 +103,11 @@ class ProviderProfile:
     def patch_body(self, body: dict[str, Any], target: Target) -> dict[str, Any]:
         """Last change to an encoded body before ``extra`` is merged. Return the body."""
         return body
+
+    def default_base_url(self, environ: Mapping[str, str]) -> str:
+        """The base URL when the caller gives none. ``environ`` is passed in (profiles do
+        no I/O); Azure builds it from ``AZURE_OPENAI_ENDPOINT``. Empty: must be given."""
+        return self.base_url
 
     def url(self, path: str, base_url: str | None = None) -> str:
         base = (base_url or self.base_url).rstrip("/")

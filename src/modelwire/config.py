@@ -1,0 +1,408 @@
+"""``modelwire.yaml``: one file, validated into frozen values, errors that name the key.
+
+Where it is read from: ``load_config(path)``; else ``MODELWIRE_CONFIG``; else
+``$XDG_CONFIG_HOME/modelwire/modelwire.yaml`` (``~/.config/...``) if present;
+else an empty :class:`Config`. Every error is a
+:class:`~modelwire.errors.ConfigError` that names the file, the key path
+(``models.cheap.provider``) and what was expected; unknown keys are rejected
+with a did-you-mean. YAML is imported only when a file is actually read.
+
+Secrets never live here unless the user writes them: entries name the
+environment variables that hold keys (``api_key_env``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import pathlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from .errors import ConfigError
+
+__all__ = [
+    "API_MODES",
+    "Config",
+    "CredentialPoolConfig",
+    "GatewayConfig",
+    "ModelEntry",
+    "SmartRoutingConfig",
+    "THINKING_LEVELS",
+    "config_from_dict",
+    "default_config_path",
+    "load_config",
+]
+
+THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
+API_MODES = ("chat_completions", "anthropic_messages", "responses")
+AUTH_STYLES = ("bearer", "x-api-key", "api-key", "none")
+STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
+    """One named model under ``models:``."""
+
+    name: str
+    provider: str
+    model: str
+    api_mode: str | None = None
+    base_url: str | None = None
+    api_key_env: tuple[str, ...] = ()
+    thinking: str | None = None
+    auth_style: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class SmartRoutingConfig:
+    """``smart_routing:``: simple turns go to ``cheap_model`` (see :mod:`modelwire.routing`)."""
+
+    enabled: bool = False
+    cheap_model: str | None = None
+    max_simple_chars: int = 160
+    max_simple_words: int = 28
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialPoolConfig:
+    """``credential_pool:``: where pool state lives and the per-provider strategy."""
+
+    store: str | None = None  # None: the default SQLite file in the user data dir
+    strategies: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    def strategy_for(self, provider: str) -> str:
+        return self.strategies.get(provider, "fill_first")
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConfig:
+    """``gateway:``: who may call ``modelwire serve`` and which ids map to which names."""
+
+    keys_env: str = "MODELWIRE_GATEWAY_KEYS"  # comma-separated; none set -> loopback only
+    aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    allow_provider_models: bool = True  # clients may ask for provider/model ids directly
+    client_key_passthrough: bool = False  # forward the client's own provider key upstream
+    max_body_bytes: int = 32 * MIB
+    access_log: bool = True
+    seal_secret_env: str = "MODELWIRE_SEAL_SECRET"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole validated file. ``path`` is None for the empty default config."""
+
+    path: str | None = None
+    models: Mapping[str, ModelEntry] = field(default_factory=lambda: MappingProxyType({}))
+    default_model: str | None = None
+    fallback: tuple[str, ...] = ()
+    smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
+    credential_pool: CredentialPoolConfig = field(default_factory=CredentialPoolConfig)
+    gateway: GatewayConfig = field(default_factory=GatewayConfig)
+
+
+# ------------------------------------------------------------------ loading
+
+
+def default_config_path() -> pathlib.Path:
+    """``$XDG_CONFIG_HOME/modelwire/modelwire.yaml`` (``~/.config`` when unset)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return pathlib.Path(base) / "modelwire" / "modelwire.yaml"
+
+
+def load_config(path: str | os.PathLike[str] | Config | None = None) -> Config:
+    """Read and validate the config file (see the module docstring for where from)."""
+    if isinstance(path, Config):
+        return path
+    if path is None:
+        env = os.environ.get("MODELWIRE_CONFIG")
+        if env:
+            path = env
+        else:
+            default = default_config_path()
+            if not default.is_file():
+                return Config()
+            path = default
+    file = pathlib.Path(path).expanduser()
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{file}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read config file: {exc.strerror or exc}") from None
+    return config_from_dict(_parse_yaml(text, str(file)), path=str(file))
+
+
+def _parse_yaml(text: str, where: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: invalid YAML{at}: {problem}") from None
+
+
+def config_from_dict(data: Any, *, path: str | None = None) -> Config:
+    """Validate already-parsed data (a dict as YAML would give) into a :class:`Config`."""
+    return _Validator(path).config(data)
+
+
+# ------------------------------------------------------------------ validation
+
+_TOP = ("models", "default_model", "fallback", "smart_routing", "credential_pool", "gateway")
+_ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
+          "headers", "extra")
+_ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
+_POOL = ("store", "strategies")
+_GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
+            "max_body_bytes", "access_log", "seal_secret_env")
+
+
+class _Validator:
+    def __init__(self, path: str | None) -> None:
+        self.where = path or "<config>"
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.where}: {key}: {message}")
+
+    def mapping(self, value: Any, key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key or "(top level)", f"expected a mapping, got {_kind(value)}")
+        for name in value:
+            if not isinstance(name, str) or name not in allowed:
+                close = difflib.get_close_matches(str(name), allowed, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                path = f"{key}.{name}" if key else str(name)
+                raise self.fail(path, f"unknown key{hint}; expected one of {', '.join(allowed)}")
+        return value
+
+    def string(self, value: Any, key: str, *, optional: bool = False) -> str | None:
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
+        return value.strip()
+
+    def boolean(self, value: Any, key: str, default: bool) -> bool:
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {_kind(value)}")
+        return value
+
+    def integer(self, value: Any, key: str, default: int) -> int:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise self.fail(key, f"expected a positive integer, got {_kind(value)}")
+        return value
+
+    def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str | None:
+        if value is None:
+            return None
+        if value not in choices:
+            raise self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
+        return str(value)
+
+    def str_map(self, value: Any, key: str) -> dict[str, str]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping, got {_kind(value)}")
+        return {str(k): self.string(v, f"{key}.{k}") or "" for k, v in value.items()}
+
+    # -------------------------------------------------------------- sections
+    def config(self, data: Any) -> Config:
+        top = self.mapping(data, "", _TOP)
+        models = self.models(top.get("models"))
+        default = self.string(top.get("default_model"), "default_model", optional=True)
+        if default is not None:
+            self.model_ref(default, "default_model", models)
+        fallback = self.fallback(top.get("fallback"), models)
+        return Config(
+            path=None if self.where == "<config>" else self.where,
+            models=MappingProxyType(models),
+            default_model=default,
+            fallback=fallback,
+            smart_routing=self.smart_routing(top.get("smart_routing"), models),
+            credential_pool=self.credential_pool(top.get("credential_pool")),
+            gateway=self.gateway(top.get("gateway"), models),
+        )
+
+    def models(self, value: Any) -> dict[str, ModelEntry]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("models", f"expected a mapping of names to models, got {_kind(value)}")
+        return {str(name): self.entry(str(name), spec) for name, spec in value.items()}
+
+    def entry(self, name: str, spec: Any) -> ModelEntry:
+        key = f"models.{name}"
+        if not name.strip() or any(c.isspace() for c in name):
+            raise self.fail(key, "model names must be non-empty and contain no spaces")
+        fields = self.mapping(spec, key, _ENTRY)
+        if not fields:
+            raise self.fail(key, "expected a mapping with at least provider and model")
+        provider = self.provider(fields.get("provider"), f"{key}.provider")
+        model = self.string(fields.get("model"), f"{key}.model") or ""
+        api_mode = self.choice(fields.get("api_mode"), f"{key}.api_mode", API_MODES)
+        base_url = self.string(fields.get("base_url"), f"{key}.base_url", optional=True)
+        if base_url is not None and not base_url.startswith(("http://", "https://")):
+            raise self.fail(f"{key}.base_url", f"expected an http:// or https:// URL, got {base_url!r}")
+        if provider == "custom":
+            for needed, val in (("base_url", base_url), ("api_mode", api_mode)):
+                if val is None:
+                    raise self.fail(f"{key}.{needed}", "required when provider is custom")
+        thinking = fields.get("thinking")
+        if thinking is False or thinking in ("none", "off"):
+            thinking = None
+        return ModelEntry(
+            name=name, provider=provider, model=model, api_mode=api_mode, base_url=base_url,
+            api_key_env=self.env_names(fields.get("api_key_env"), f"{key}.api_key_env"),
+            thinking=self.choice(thinking, f"{key}.thinking", THINKING_LEVELS),
+            auth_style=self.choice(fields.get("auth_style"), f"{key}.auth_style", AUTH_STYLES),
+            headers=tuple(self.str_map(fields.get("headers"), f"{key}.headers").items()),
+            extra=MappingProxyType(self.extra(fields.get("extra"), f"{key}.extra")),
+        )
+
+    def provider(self, value: Any, key: str) -> str:
+        from .providers.catalog import ALIASES, CATALOG  # lazy: providers imports config
+
+        name = self.string(value, key) or ""
+        canonical = ALIASES.get(name.lower(), name.lower())
+        if canonical not in CATALOG:
+            close = difflib.get_close_matches(name.lower(), [*CATALOG, *ALIASES], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise self.fail(key, f"unknown provider {name!r}{hint}; known providers: "
+                                 f"{', '.join(sorted(CATALOG))}")
+        return canonical
+
+    def env_names(self, value: Any, key: str) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise self.fail(key, f"expected a variable name or a list of them, got {_kind(value)}")
+        for n in names:
+            if not n or not all(c.isalnum() or c == "_" for c in n) or n[0].isdigit():
+                raise self.fail(key, f"expected an environment variable name such as MY_KEY, got {n!r}")
+        return tuple(names)
+
+    def env_name(self, value: Any, key: str, default: str) -> str:
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self.fail(key, f"expected an environment variable name, got {_kind(value)}")
+        return self.env_names(value, key)[0]
+
+    def extra(self, value: Any, key: str) -> dict[str, Any]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(key, f"expected a mapping of body fields, got {_kind(value)}")
+        return dict(value)
+
+    def model_ref(self, ref: str, key: str, models: dict[str, ModelEntry]) -> None:
+        """A reference is a configured name or a provider/model-id string."""
+        if ref in models:
+            return
+        provider, sep, model_id = ref.partition("/")
+        if sep and model_id:
+            self.provider(provider, key)
+            return
+        close = difflib.get_close_matches(ref, list(models), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        known = ", ".join(sorted(models)) or "none"
+        raise self.fail(key, f"{ref!r} is not a model name{hint} nor provider/model-id; "
+                             f"configured names: {known}")
+
+    def fallback(self, value: Any, models: dict[str, ModelEntry]) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            raise self.fail("fallback", f"expected a list of model names, got {_kind(value)}")
+        out = []
+        for i, item in enumerate(items):
+            ref = self.string(item, f"fallback[{i}]") or ""
+            self.model_ref(ref, f"fallback[{i}]", models)
+            out.append(ref)
+        return tuple(out)
+
+    def smart_routing(self, value: Any, models: dict[str, ModelEntry]) -> SmartRoutingConfig:
+        spec = self.mapping(value, "smart_routing", _ROUTING)
+        enabled = self.boolean(spec.get("enabled"), "smart_routing.enabled", False)
+        cheap = self.string(spec.get("cheap_model"), "smart_routing.cheap_model", optional=True)
+        if cheap is not None:
+            self.model_ref(cheap, "smart_routing.cheap_model", models)
+        elif enabled:
+            raise self.fail("smart_routing.cheap_model", "required when smart_routing is enabled")
+        return SmartRoutingConfig(
+            enabled=enabled, cheap_model=cheap,
+            max_simple_chars=self.integer(spec.get("max_simple_chars"),
+                                          "smart_routing.max_simple_chars", 160),
+            max_simple_words=self.integer(spec.get("max_simple_words"),
+                                          "smart_routing.max_simple_words", 28),
+        )
+
+    def credential_pool(self, value: Any) -> CredentialPoolConfig:
+        spec = self.mapping(value, "credential_pool", _POOL)
+        store = self.string(spec.get("store"), "credential_pool.store", optional=True)
+        if store is not None and not store.startswith(("sqlite://", "redis://", "rediss://")):
+            raise self.fail("credential_pool.store",
+                            f"expected sqlite:///path or redis://host:port/db, got {store!r}")
+        strategies = self.str_map(spec.get("strategies"), "credential_pool.strategies")
+        for provider, strategy in strategies.items():
+            key = f"credential_pool.strategies.{provider}"
+            self.provider(provider, key)
+            self.choice(strategy, key, STRATEGIES)
+        return CredentialPoolConfig(store=store, strategies=MappingProxyType(strategies))
+
+    def gateway(self, value: Any, models: dict[str, ModelEntry]) -> GatewayConfig:
+        spec = self.mapping(value, "gateway", _GATEWAY)
+        aliases = self.str_map(spec.get("aliases"), "gateway.aliases")
+        for alias, target in aliases.items():
+            self.model_ref(target, f"gateway.aliases.{alias}", models)
+        defaults = GatewayConfig()
+        return GatewayConfig(
+            keys_env=self.env_name(spec.get("keys_env"), "gateway.keys_env", defaults.keys_env),
+            aliases=MappingProxyType(aliases),
+            allow_provider_models=self.boolean(spec.get("allow_provider_models"),
+                                               "gateway.allow_provider_models",
+                                               defaults.allow_provider_models),
+            client_key_passthrough=self.boolean(spec.get("client_key_passthrough"),
+                                                "gateway.client_key_passthrough",
+                                                defaults.client_key_passthrough),
+            max_body_bytes=self.integer(spec.get("max_body_bytes"), "gateway.max_body_bytes",
+                                        defaults.max_body_bytes),
+            access_log=self.boolean(spec.get("access_log"), "gateway.access_log",
+                                    defaults.access_log),
+            seal_secret_env=self.env_name(spec.get("seal_secret_env"), "gateway.seal_secret_env",
+                                          defaults.seal_secret_env),
+        )
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({value})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__

@@ -1,0 +1,316 @@
+"""The provider catalog: one data row per endpoint, quirks as fields.
+
+Base URLs follow each SDK's convention: OpenAI-style ones include the version
+segment (``/v1``, ``/v4``...; the codec appends ``/chat/completions``);
+Anthropic-style ones do not (the codec appends ``/v1/messages``). Key variables
+are listed in priority order. ``issuer`` names whose reasoning blocks an
+endpoint mints; ``accepts_issuers`` whose it verifies besides its own.
+
+Adding a plain OpenAI-compatible provider is one ``_row(...)`` call below. A
+provider whose quirk needs code gets a small module (``kimi.py``, ``xai.py``,
+``gemini.py``, ``deepseek.py``, ``azure.py``).
+
+Rows whose base URL is filled at run time: ``custom`` (``resolve`` builds it
+from ``base_url`` + ``api_mode``), ``emulator*`` (the Client points them at a
+running or in-process emulator) and ``azure`` (from ``AZURE_OPENAI_ENDPOINT``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .azure import TEMPLATE as AZURE_TEMPLATE
+from .azure import AzureOpenAIProfile
+from .deepseek import DeepSeekProfile
+from .gemini import GeminiProfile
+from .kimi import MoonshotProfile
+from .profile import ProviderProfile
+from .xai import XAIProfile
+
+__all__ = ["ALIASES", "CATALOG", "RUNTIME_BASE_URL"]
+
+_ANY_TOOL_CHOICE = frozenset({"auto", "none", "required", "function"})
+_NO_REQUIRED = frozenset({"auto", "none", "function"})
+# Anthropic signatures verify wherever Anthropic's own keys sign: direct, Bedrock, Vertex.
+_ANTHROPIC_FAMILY = frozenset({"anthropic", "bedrock", "vertex"})
+
+
+def _row(cls: type[ProviderProfile] = ProviderProfile, **fields: Any) -> ProviderProfile:
+    fields.setdefault("issuer", fields["name"])
+    return cls(**fields)
+
+
+_ROWS: list[ProviderProfile] = [
+    # ---------------------------------------------------------------- first parties
+    _row(
+        name="openai", base_url="https://api.openai.com/v1", key_env=("OPENAI_API_KEY",),
+        docs_url="https://platform.openai.com/docs/api-reference/chat",
+        # reasoning models reject max_tokens ("Use 'max_completion_tokens' instead")
+        max_tokens_field="max_completion_tokens",
+        reasoning_request="reasoning_effort", developer_role=True,
+    ),
+    _row(
+        name="anthropic", base_url="https://api.anthropic.com", api_mode="anthropic_messages",
+        auth_style="x-api-key", key_env=("ANTHROPIC_API_KEY",),
+        docs_url="https://docs.anthropic.com/en/api/messages",
+        accepts_issuers=_ANTHROPIC_FAMILY,
+        anthropic_version="2026-10-21",  # what the current official SDK (2.x) sends
+        fast_mode=True, vision_in_tool_results=True,
+        # "tools: Tool names must be unique." (peer-lessons 17)
+        unique_tool_names=True, tool_id_format="anthropic",
+    ),
+    _row(
+        name="openrouter", base_url="https://openrouter.ai/api/v1",
+        key_env=("OPENROUTER_API_KEY",), docs_url="https://openrouter.ai/docs/api-reference",
+        # Gemini 3 and Claude via OpenRouter need reasoning_details back verbatim on
+        # tool turns (OpenRouterTeam/typescript-sdk#120, Roo-Code#9506)
+        reasoning_echo="reasoning_details", reasoning_request="openrouter",
+    ),
+    _row(
+        DeepSeekProfile, name="deepseek", base_url="https://api.deepseek.com",
+        key_env=("DEEPSEEK_API_KEY",), docs_url="https://api-docs.deepseek.com",
+        # thinking mode: reasoning_content must come back on every assistant turn
+        # that made tool calls, else 400 (peer-lessons 9)
+        reasoning_echo="required", reasoning_request="thinking_flag",
+        vision=False,  # deepseek-chat / -reasoner / V4 take text only
+        unique_tool_names=True,  # 400 on duplicate tool names (peer-lessons 17)
+    ),
+    _row(
+        MoonshotProfile, name="moonshot", base_url="https://api.moonshot.ai/v1",
+        key_env=("MOONSHOT_API_KEY", "KIMI_API_KEY"),
+        docs_url="https://platform.moonshot.ai/docs/api/chat",
+        # Kimi thinking models require reasoning_content on tool-call turns
+        reasoning_echo="required", reasoning_request="thinking_flag",
+        unique_tool_names=True,
+    ),
+    _row(
+        MoonshotProfile, name="moonshot-cn", base_url="https://api.moonshot.cn/v1",
+        key_env=("MOONSHOT_CN_API_KEY", "KIMI_CN_API_KEY"), issuer="moonshot",
+        docs_url="https://platform.moonshot.cn/docs/api/chat",
+        reasoning_echo="required", reasoning_request="thinking_flag", unique_tool_names=True,
+    ),
+    _row(
+        name="dashscope", base_url="https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        key_env=("DASHSCOPE_API_KEY",),
+        docs_url="https://www.alibabacloud.com/help/en/model-studio/compatibility-of-openai-with-dashscope",
+        reasoning_request="enable_thinking",  # Qwen3 hybrid models: enable_thinking
+    ),
+    _row(
+        name="zai", base_url="https://api.z.ai/api/paas/v4",
+        key_env=("ZAI_API_KEY", "Z_AI_API_KEY", "GLM_API_KEY"),
+        docs_url="https://docs.z.ai/api-reference/llm/chat-completion",
+        # GLM keeps earlier reasoning when sent back (thinking.clear_thinking=false,
+        # corpus zai-thinking-stream); optional, not required
+        reasoning_echo="reasoning_content", reasoning_request="thinking_flag",
+    ),
+    _row(
+        name="zhipu", base_url="https://open.bigmodel.cn/api/paas/v4",
+        key_env=("ZHIPUAI_API_KEY", "ZHIPU_API_KEY"), issuer="zai",
+        docs_url="https://docs.bigmodel.cn/api-reference",
+        reasoning_echo="reasoning_content", reasoning_request="thinking_flag",
+    ),
+    _row(
+        name="minimax", base_url="https://api.minimax.io/anthropic",
+        api_mode="anthropic_messages",
+        # MiniMax's Anthropic endpoint authenticates with Bearer, not x-api-key
+        auth_style="bearer", key_env=("MINIMAX_API_KEY",),
+        docs_url="https://platform.minimax.io/docs/api-reference/text-anthropic-api",
+        anthropic_version="2023-06-01",
+        # per-tool eager_input_streaming is not implemented there (issue 4 seed quirk)
+        fine_grained_tool_streaming=False,
+        vision=False,  # "supports text and tool calls, not image or document input"
+        unique_tool_names=True, tool_id_format="anthropic",
+    ),
+    _row(
+        name="xiaomi", base_url="https://api.xiaomimimo.com/v1", key_env=("XIAOMI_API_KEY",),
+        docs_url="https://platform.xiaomimimo.com/docs",
+        # MiMo requires reasoning_content back on tool-call turns (peer-lessons 9)
+        reasoning_echo="required",
+        # images in tool messages: 400 "text is not set" (hermes-behaviours 2.4)
+        vision_in_tool_results=False,
+        unique_tool_names=True,
+    ),
+    # ---------------------------------------------------------------- hosts of open models
+    _row(
+        name="groq", base_url="https://api.groq.com/openai/v1", key_env=("GROQ_API_KEY",),
+        docs_url="https://console.groq.com/docs/openai",
+        # strict: rejects reasoning_content in assistant messages ("property ... is
+        # unsupported"); gpt-oss / qwen3 take reasoning_effort
+        reasoning_echo="none", reasoning_request="reasoning_effort",
+    ),
+    _row(
+        name="together", base_url="https://api.together.xyz/v1", key_env=("TOGETHER_API_KEY",),
+        docs_url="https://docs.together.ai/docs/openai-api-compatibility",
+    ),
+    _row(
+        name="fireworks", base_url="https://api.fireworks.ai/inference/v1",
+        key_env=("FIREWORKS_API_KEY",),
+        docs_url="https://docs.fireworks.ai/tools-sdks/openai-compatibility",
+        reasoning_request="reasoning_effort",
+    ),
+    _row(
+        name="mistral", base_url="https://api.mistral.ai/v1", key_env=("MISTRAL_API_KEY",),
+        docs_url="https://docs.mistral.ai/api/",
+        # Mistral validates bodies strictly (422 "Extra inputs are not permitted"):
+        # reasoning_content on assistant turns and stream_options are rejected
+        reasoning_echo="none", stream_usage=False,
+        # ids must be exactly 9 [a-zA-Z0-9] (peer-lessons 16); "any" is its own
+        # spelling of required (corpus: mistral tool_choice "any")
+        tool_id_format="mistral9",
+        tool_choice_values=frozenset({"auto", "none", "any", "required", "function"}),
+    ),
+    _row(
+        GeminiProfile, name="gemini",
+        base_url="https://generativelanguage.googleapis.com/v1beta/openai",
+        key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        docs_url="https://ai.google.dev/gemini-api/docs/openai",
+        reasoning_request="reasoning_effort",
+        # The corpus has only tool_choice "auto" for this endpoint, and gemini-2.5 on
+        # it was reported to reject "required" (agentscope#1226, peer-lessons 18):
+        # not declared until a recorded exchange shows it accepted.
+        tool_choice_values=_NO_REQUIRED,
+    ),
+    _row(
+        XAIProfile, name="xai", base_url="https://api.x.ai/v1", api_mode="responses",
+        key_env=("XAI_API_KEY",), docs_url="https://docs.x.ai/docs/api-reference",
+        reasoning_request="reasoning_effort",
+    ),
+    _row(
+        name="perplexity", base_url="https://api.perplexity.ai",
+        key_env=("PERPLEXITY_API_KEY", "PPLX_API_KEY"),
+        docs_url="https://docs.perplexity.ai/api-reference/chat-completions-post",
+    ),
+    _row(
+        name="cerebras", base_url="https://api.cerebras.ai/v1", key_env=("CEREBRAS_API_KEY",),
+        docs_url="https://inference-docs.cerebras.ai/resources/openai",
+        # strict schema: reasoning_content on assistant turns is a 400
+        reasoning_echo="none", reasoning_request="reasoning_effort", vision=False,
+    ),
+    _row(
+        name="sambanova", base_url="https://api.sambanova.ai/v1",
+        key_env=("SAMBANOVA_API_KEY",),
+        docs_url="https://docs.sambanova.ai/cloud/docs/capabilities/openai-compatibility",
+        reasoning_echo="none",  # rejects unknown message fields such as reasoning_content
+    ),
+    _row(
+        name="deepinfra", base_url="https://api.deepinfra.com/v1/openai",
+        key_env=("DEEPINFRA_API_KEY", "DEEPINFRA_TOKEN"),
+        docs_url="https://deepinfra.com/docs/openai_api",
+    ),
+    _row(
+        name="novita", base_url="https://api.novita.ai/openai/v1", key_env=("NOVITA_API_KEY",),
+        docs_url="https://novita.ai/docs/guides/llm-api",
+    ),
+    _row(
+        # international endpoint; mainland China is https://api.siliconflow.cn/v1
+        name="siliconflow", base_url="https://api.siliconflow.com/v1",
+        key_env=("SILICONFLOW_API_KEY",), docs_url="https://docs.siliconflow.com",
+        reasoning_request="enable_thinking",
+    ),
+    _row(
+        # Ark is regional (cn-beijing here); ``model`` may be a model id or an
+        # inference endpoint id ("ep-..."), both pass through unchanged
+        name="volcengine", base_url="https://ark.cn-beijing.volces.com/api/v3",
+        key_env=("ARK_API_KEY", "VOLCENGINE_API_KEY"),
+        docs_url="https://www.volcengine.com/docs/82379/1330310",
+        reasoning_request="thinking_flag",  # Doubao seed: thinking {type: enabled|disabled}
+    ),
+    _row(
+        # the same Ark runtime for BytePlus (outside China), its own keys and model ids
+        name="byteplus", base_url="https://ark.ap-southeast.bytepluses.com/api/v3",
+        key_env=("BYTEPLUS_API_KEY", "ARK_API_KEY"), issuer="byteplus",
+        docs_url="https://docs.byteplus.com/en/docs/ModelArk",
+        reasoning_request="thinking_flag",
+    ),
+    _row(
+        name="qianfan", base_url="https://qianfan.baidubce.com/v2", key_env=("QIANFAN_API_KEY",),
+        docs_url="https://cloud.baidu.com/doc/qianfan-api/s/3m7of64lb",
+    ),
+    _row(
+        # international; mainland China is https://api.stepfun.com/v1
+        name="stepfun", base_url="https://api.stepfun.ai/v1", key_env=("STEPFUN_API_KEY",),
+        docs_url="https://platform.stepfun.ai/docs",
+    ),
+    _row(
+        AzureOpenAIProfile, name="azure", base_url=AZURE_TEMPLATE,
+        auth_style="api-key", key_env=("AZURE_OPENAI_API_KEY",), issuer="azure-openai",
+        docs_url="https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle",
+        max_tokens_field="max_completion_tokens",  # the OpenAI models' rule holds here
+        reasoning_request="reasoning_effort", developer_role=True,
+    ),
+    _row(
+        name="nous", base_url="https://inference-api.nousresearch.com/v1",
+        key_env=("NOUS_API_KEY",), docs_url="https://portal.nousresearch.com/api-docs",
+        reasoning_request="openrouter",  # takes OpenRouter's {"reasoning": {...}} shape
+    ),
+    _row(
+        name="huggingface", base_url="https://router.huggingface.co/v1",
+        key_env=("HF_TOKEN", "HUGGINGFACE_API_KEY"),
+        docs_url="https://huggingface.co/docs/inference-providers",
+    ),
+    _row(
+        name="nvidia", base_url="https://integrate.api.nvidia.com/v1",
+        key_env=("NVIDIA_API_KEY",), docs_url="https://docs.api.nvidia.com/nim/reference",
+    ),
+    _row(
+        name="github", base_url="https://models.github.ai/inference",
+        key_env=("GITHUB_TOKEN",),  # a token with the models:read permission
+        docs_url="https://docs.github.com/en/rest/models/inference",
+    ),
+    # ---------------------------------------------------------------- local servers
+    # 127.0.0.1 rather than localhost: localhost may resolve to ::1 first while
+    # these servers listen on IPv4 by default (a connect error, not a slow one).
+    _row(
+        name="ollama", base_url="http://127.0.0.1:11434/v1", key_env=("OLLAMA_API_KEY",),
+        docs_url="https://docs.ollama.com/api/openai-compatibility",
+        local=True, reasoning_request="reasoning_effort",
+    ),
+    _row(
+        name="lmstudio", base_url="http://127.0.0.1:1234/v1",
+        docs_url="https://lmstudio.ai/docs/app/api/endpoints/openai",
+        auth_style="none", local=True,
+    ),
+    _row(
+        name="vllm", base_url="http://127.0.0.1:8000/v1", key_env=("VLLM_API_KEY",),
+        docs_url="https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
+        local=True, reasoning_request="reasoning_effort",
+    ),
+    _row(
+        name="llamacpp", base_url="http://127.0.0.1:8080/v1", key_env=("LLAMA_API_KEY",),
+        docs_url="https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
+        local=True,
+    ),
+    # ---------------------------------------------------------------- Responses API
+    _row(
+        name="openai-codex", base_url="https://chatgpt.com/backend-api/codex",
+        api_mode="responses", docs_url="https://developers.openai.com/codex",
+        # ChatGPT-plan OAuth tokens, from `modelwire auth login openai-codex`
+        key_env=(), extra={"oauth": "openai-codex"},
+        # the Codex backend only streams (hermes-behaviours 2.5)
+        stream_only=True, vision_in_tool_results=True, reasoning_request="reasoning_effort",
+    ),
+    # ---------------------------------------------------------------- filled at run time
+    _row(name="custom"),
+    _row(name="emulator", local=True, issuer="emulator"),
+    _row(name="emulator-anthropic", api_mode="anthropic_messages", auth_style="x-api-key",
+         anthropic_version="2023-06-01", local=True, issuer="emulator",
+         tool_id_format="anthropic", vision_in_tool_results=True),
+    _row(name="emulator-responses", api_mode="responses", local=True, issuer="emulator",
+         vision_in_tool_results=True),
+]
+
+CATALOG: dict[str, ProviderProfile] = {p.name: p for p in _ROWS}
+
+# Rows with no fixed base URL (see the module docstring).
+RUNTIME_BASE_URL = frozenset({"custom", "emulator", "emulator-anthropic", "emulator-responses"})
+
+# Other names people use for the same rows.
+ALIASES: dict[str, str] = {
+    "claude": "anthropic", "kimi": "moonshot", "kimi-cn": "moonshot-cn",
+    "qwen": "dashscope", "alibaba": "dashscope", "glm": "zai", "z-ai": "zai", "z.ai": "zai",
+    "mimo": "xiaomi", "google": "gemini", "grok": "xai", "x-ai": "xai", "pplx": "perplexity",
+    "ark": "volcengine", "doubao": "volcengine", "baidu": "qianfan", "step": "stepfun",
+    "azure-openai": "azure", "nous-portal": "nous", "hf": "huggingface", "nim": "nvidia",
+    "github-models": "github", "lm-studio": "lmstudio", "llama.cpp": "llamacpp",
+    "llama-cpp": "llamacpp", "codex": "openai-codex", "or": "openrouter",
+}
