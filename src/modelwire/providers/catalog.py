@@ -85,7 +85,7 @@ _ROWS: list[ProviderProfile] = [
     ),
     _row(
         MoonshotProfile, name="moonshot-cn", base_url="https://api.moonshot.cn/v1",
-        key_env=("MOONSHOT_CN_API_KEY", "KIMI_CN_API_KEY"), issuer="moonshot",
+        key_env=("KIMI_CN_API_KEY",), issuer="moonshot",  # .cn keys differ from .ai keys
         docs_url="https://platform.moonshot.cn/docs/api/chat",
         reasoning_echo="required", reasoning_request="thinking_flag", unique_tool_names=True,
     ),
@@ -105,7 +105,7 @@ _ROWS: list[ProviderProfile] = [
     ),
     _row(
         name="zhipu", base_url="https://open.bigmodel.cn/api/paas/v4",
-        key_env=("ZHIPUAI_API_KEY", "ZHIPU_API_KEY"), issuer="zai",
+        key_env=("ZHIPUAI_API_KEY",), issuer="zai",
         docs_url="https://docs.bigmodel.cn/api-reference",
         reasoning_echo="reasoning_content", reasoning_request="thinking_flag",
     ),
@@ -211,14 +211,14 @@ _ROWS: list[ProviderProfile] = [
         # Ark is regional (cn-beijing here); ``model`` may be a model id or an
         # inference endpoint id ("ep-..."), both pass through unchanged
         name="volcengine", base_url="https://ark.cn-beijing.volces.com/api/v3",
-        key_env=("ARK_API_KEY", "VOLCENGINE_API_KEY"),
+        key_env=("ARK_API_KEY",),
         docs_url="https://www.volcengine.com/docs/82379/1330310",
         reasoning_request="thinking_flag",  # Doubao seed: thinking {type: enabled|disabled}
     ),
     _row(
         # the same Ark runtime for BytePlus (outside China), its own keys and model ids
         name="byteplus", base_url="https://ark.ap-southeast.bytepluses.com/api/v3",
-        key_env=("BYTEPLUS_API_KEY", "ARK_API_KEY"), issuer="byteplus",
+        key_env=("ARK_API_KEY",), issuer="byteplus",  # the Ark SDK reads it for both
         docs_url="https://docs.byteplus.com/en/docs/ModelArk",
         reasoning_request="thinking_flag",
     ),
