@@ -43,25 +43,28 @@ _MAX_TAG_ROUNDS = 4
 class _Texts:
     """Distinct reasoning texts in first-seen order; a text already contained in
     what was collected is not added twice (OpenRouter sends the same thoughts
-    as ``reasoning`` and as ``reasoning.text`` items)."""
+    as ``reasoning`` and as ``reasoning.text`` items). A single text is kept
+    exactly as it came; several are trimmed and joined by a blank line."""
 
     __slots__ = ("parts",)
 
     def __init__(self) -> None:
-        self.parts: list[str] = []
+        self.parts: list[tuple[str, str]] = []  # (trimmed, as received)
 
     def add(self, text: Any) -> None:
         if not isinstance(text, str):
             return
-        text = text.strip()
-        if not text or any(text in part for part in self.parts):
+        key = text.strip()
+        if not key or any(key in part for part, _ in self.parts):
             return
         # a longer text that contains earlier pieces replaces them
-        self.parts = [part for part in self.parts if part not in text]
-        self.parts.append(text)
+        self.parts = [(part, raw) for part, raw in self.parts if part not in key]
+        self.parts.append((key, text))
 
     def joined(self) -> str:
-        return "\n\n".join(self.parts)
+        if len(self.parts) == 1:
+            return self.parts[0][1]
+        return "\n\n".join(part for part, _ in self.parts)
 
 
 def _is_entry(item: Any) -> bool:
@@ -121,6 +124,28 @@ def _split_inline_tags(content: str, texts: _Texts) -> str:
     return content
 
 
+def _already_normal(msg: dict[str, Any]) -> bool:
+    """Fast path: nothing to fold (most turns of a long conversation)."""
+    if "reasoning" in msg:
+        return False
+    text = msg.get("reasoning_content")
+    if text is not None and not (isinstance(text, str) and text.strip()):
+        return False
+    details = msg.get("reasoning_details")
+    if details is not None and not (
+        isinstance(details, list) and details and all(_is_entry(d) for d in details)
+    ):
+        return False
+    content = msg.get("content")
+    if isinstance(content, str):
+        return "<" not in content
+    if isinstance(content, list):
+        return not any(
+            isinstance(p, dict) and p.get("type") in _THINKING_PART_TYPES for p in content
+        )
+    return True
+
+
 def normalize_reasoning(message: dict[str, Any], *, issuer: str | None = None) -> dict[str, Any]:
     """A new assistant message with its reasoning in ``reasoning_content`` and
     ``reasoning_details`` only (see the module docstring for the order).
@@ -131,7 +156,7 @@ def normalize_reasoning(message: dict[str, Any], *, issuer: str | None = None) -
     unchanged. Messages of other roles come back as a plain copy. Idempotent.
     """
     out = dict(message)
-    if out.get("role") != "assistant":
+    if out.get("role") != "assistant" or _already_normal(out):
         return out
     texts = _Texts()
     details: list[dict[str, Any]] = []

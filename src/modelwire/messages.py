@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 STUB_RESULT = "result unavailable: the tool call was not answered"
-_ROLES = ("system", "developer", "user", "assistant", "tool")
+_ROLES = ("system", "developer", "user", "assistant", "tool")  # order used in messages
 # A call with an empty name cannot be sent, but dropping it would orphan its
 # result; renaming keeps the pair intact (hermes #47967).
 _INVALID_NAME = "invalid_tool_call"
@@ -64,15 +64,16 @@ def _check_parts(parts: list[Any], where: str, index: int) -> None:
 
 def _check_content(msg: dict[str, Any], i: int, *, optional: bool) -> None:
     content = msg.get("content")
-    where = f"messages[{i}].content"
-    if isinstance(content, str):
+    if type(content) is str:
         return
     if isinstance(content, list):
-        _check_parts(content, where, i)
+        _check_parts(content, f"messages[{i}].content", i)
         return
     if content is None and optional:
         return
-    raise MessageError(f"{where} must be a string or a list of content parts", index=i)
+    raise MessageError(
+        f"messages[{i}].content must be a string or a list of content parts", index=i
+    )
 
 
 def _check_message(msg: Any, i: int) -> str:
@@ -92,7 +93,7 @@ def _check_message(msg: Any, i: int) -> str:
 
 # ---------------------------------------------------------------- tool calls
 def _fix_calls(msg: dict[str, Any], i: int, repair: bool) -> list[dict[str, Any]]:
-    """Checked copies of an assistant message's tool calls, ids filled in."""
+    """The assistant message's tool calls, checked, ids filled in (new list)."""
     calls = msg.get("tool_calls")
     if calls is None:
         return []
@@ -101,42 +102,59 @@ def _fix_calls(msg: dict[str, Any], i: int, repair: bool) -> list[dict[str, Any]
     fixed: list[dict[str, Any]] = []
     seen: set[str] = set()
     for k, call in enumerate(calls):
-        where = f"messages[{i}].tool_calls[{k}]"
-        if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-            raise MessageError(f"{where}.function must be a dict", index=i)
-        function = dict(call["function"])
-        name = function.get("name")
-        if not isinstance(name, str):
-            raise MessageError(f"{where}.function.name must be a string", index=i)
-        if not name:
-            if not repair:
-                raise MessageError(f"{where}.function.name is empty", index=i)
-            function["name"] = name = _INVALID_NAME
-        arguments = function.get("arguments")
-        if arguments is None:
-            # Some OpenAI-compatible servers send null arguments for a call
-            # with no parameters; "{}" is what they meant.
-            if not repair:
-                raise MessageError(f"{where}.function.arguments is missing", index=i)
-            function["arguments"] = arguments = "{}"
-        elif not isinstance(arguments, str):
-            raise MessageError(f"{where}.function.arguments must be a string", index=i)
-        call_id = call.get("id")
-        if call_id is not None and not isinstance(call_id, str):
-            raise MessageError(f"{where}.id must be a string", index=i)
-        if not call_id:
-            call_id = deterministic_tool_call_id(name, arguments, k)
-        elif call_id in seen:
-            # Two calls with one id cannot both be answered (Anthropic rejects
-            # duplicate tool_use ids): the second gets its own id.
-            if not repair:
-                raise MessageError(f"{where}.id {call_id!r} repeats an earlier call's id", index=i)
-            call_id = deterministic_tool_call_id(name, arguments, k)
-        seen.add(call_id)
-        rest = {key: value for key, value in call.items() if key not in _CALL_KEYS}
-        fixed.append({"id": call_id, "type": call.get("type") or "function",
-                      "function": function, **rest})
+        fn = call.get("function") if type(call) is dict else None
+        call_id = call.get("id") if fn is not None else None
+        if (
+            type(fn) is dict
+            and type(call_id) is str
+            and call_id
+            and call_id not in seen
+            and call.get("type")
+            and type(fn.get("name")) is str
+            and fn["name"]
+            and type(fn.get("arguments")) is str
+        ):
+            fixed.append(call)  # already well-formed: shared, never changed
+        else:
+            fixed.append(_fix_call(call, i, k, seen, repair))
+        seen.add(fixed[-1]["id"])
     return fixed
+
+
+def _fix_call(call: Any, i: int, k: int, seen: set[str], repair: bool) -> dict[str, Any]:
+    where = f"messages[{i}].tool_calls[{k}]"
+    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+        raise MessageError(f"{where}.function must be a dict", index=i)
+    function = dict(call["function"])
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise MessageError(f"{where}.function.name must be a string", index=i)
+    if not name:
+        if not repair:
+            raise MessageError(f"{where}.function.name is empty", index=i)
+        function["name"] = name = _INVALID_NAME
+    arguments = function.get("arguments")
+    if arguments is None:
+        # Some OpenAI-compatible servers send null arguments for a call
+        # with no parameters; "{}" is what they meant.
+        if not repair:
+            raise MessageError(f"{where}.function.arguments is missing", index=i)
+        function["arguments"] = arguments = "{}"
+    elif not isinstance(arguments, str):
+        raise MessageError(f"{where}.function.arguments must be a string", index=i)
+    call_id = call.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise MessageError(f"{where}.id must be a string", index=i)
+    if not call_id:
+        call_id = deterministic_tool_call_id(name, arguments, k)
+    elif call_id in seen:
+        # Two calls with one id cannot both be answered (Anthropic rejects
+        # duplicate tool_use ids): the second gets its own id.
+        if not repair:
+            raise MessageError(f"{where}.id {call_id!r} repeats an earlier call's id", index=i)
+        call_id = deterministic_tool_call_id(name, arguments, k)
+    rest = {key: value for key, value in call.items() if key not in _CALL_KEYS}
+    return {"id": call_id, "type": call.get("type") or "function", "function": function, **rest}
 
 
 def _stub(call_id: str) -> dict[str, Any]:
