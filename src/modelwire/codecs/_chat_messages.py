@@ -1,0 +1,245 @@
+"""Chat Completions request messages: internal model -> the wire a profile accepts.
+
+Everything here is driven by :class:`~modelwire.providers.profile.ProviderProfile`
+fields (``developer_role``, ``vision``, ``vision_in_tool_results``,
+``reasoning_echo``, ``tool_id_format``, ``accepts_issuer``), never by provider
+names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import orjson
+
+from ..errors import MessageError, UnsupportedContentError
+from ..providers.profile import ProviderProfile
+
+# Keys of our internal assistant message that no Chat Completions server takes
+# as they are: reasoning goes out per the profile's echo policy; passthrough
+# blocks have no Chat Completions meaning; ``reasoning`` and ``finish_reason``
+# make Mistral answer 422 (extra fields forbidden, hermes #45655); ``refusal``
+# goes out as content (below); ``annotations`` are response-only.
+_ASSISTANT_INTERNAL = frozenset(
+    {"reasoning_content", "reasoning_details", "passthrough", "reasoning", "refusal",
+     "annotations", "finish_reason"}
+)
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+_MEDIA_TYPES = frozenset({"image_url", "input_audio", "file"})
+_MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
+_ANTHROPIC_BAD = re.compile(r"[^A-Za-z0-9_-]")
+_B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+SYNTHETIC_REASONING = "reasoning_content"  # the block type we mint for plain reasoning text
+
+
+class ToolIds:
+    """Maps tool-call ids to the profile's format, the same way for a call and
+    its result, and the same way on every request (prompt-cache prefixes stay
+    stable): a deterministic hash, not a counter."""
+
+    __slots__ = ("_format", "_cache")
+
+    def __init__(self, fmt: str) -> None:
+        self._format = fmt
+        self._cache: dict[str, str] = {}
+
+    def __call__(self, call_id: str) -> str:
+        if self._format == "any":
+            return call_id
+        mapped = self._cache.get(call_id)
+        if mapped is None:
+            mapped = self._cache[call_id] = self._map(call_id)
+        return mapped
+
+    def _map(self, call_id: str) -> str:
+        if self._format == "mistral9":
+            # Mistral rejects any id that is not exactly 9 [a-zA-Z0-9] characters
+            # (opencode #1680, magentic #276): replayed ids from other providers
+            # are hashed into that alphabet.
+            if _MISTRAL_ID.fullmatch(call_id):
+                return call_id
+            n = int.from_bytes(hashlib.sha256(call_id.encode()).digest()[:8], "big")
+            chars = []
+            for _ in range(9):
+                n, r = divmod(n, 62)
+                chars.append(_B62[r])
+            return "".join(chars)
+        # "anthropic": [A-Za-z0-9_-]+ only
+        clean = _ANTHROPIC_BAD.sub("_", call_id)
+        return clean or "call_" + hashlib.sha256(call_id.encode()).hexdigest()[:24]
+
+
+def encode_messages(messages: Any, profile: ProviderProfile) -> list[dict[str, Any]]:
+    if not isinstance(messages, list):
+        raise MessageError("messages must be a list")
+    ids = ToolIds(profile.tool_id_format)
+    out: list[dict[str, Any]] = []
+    media: list[dict[str, Any]] = []  # attachments of the current run of tool results
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise MessageError(f"messages[{i}] must be an object", index=i)
+        role = msg.get("role")
+        if role not in _ROLES:
+            raise MessageError(f"messages[{i}].role {role!r} is not one of {sorted(_ROLES)}", index=i)
+        if role != "tool" and media:
+            out.append(_media_turn(media))
+            media = []
+        if role == "assistant":
+            out.append(_assistant(msg, i, profile, ids))
+        elif role == "tool":
+            out.append(_tool(msg, i, profile, ids, media))
+        else:
+            wire = _clean(msg)
+            if role == "developer" and not profile.developer_role:
+                wire["role"] = "system"  # endpoints without a developer role read it as system
+            if role == "user":
+                _check_vision(wire.get("content"), i, profile, "")
+            out.append(wire)
+    if media:
+        out.append(_media_turn(media))
+    return out
+
+
+def _clean(msg: dict[str, Any]) -> dict[str, Any]:
+    # ``_``-prefixed keys are caller scaffolding, never wire fields
+    return {k: v for k, v in msg.items() if not k.startswith("_")}
+
+
+def _check_vision(content: Any, i: int, profile: ProviderProfile, where: str) -> None:
+    if profile.vision or not isinstance(content, list):
+        return
+    for j, part in enumerate(content):
+        if isinstance(part, dict) and part.get("type") == "image_url":
+            raise UnsupportedContentError(
+                f"messages[{i}].content[{j}] is an image{where}, and {profile.name or 'this provider'} "
+                "has no vision", index=i,
+            )
+
+
+def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds) -> dict[str, Any]:
+    wire = {k: v for k, v in msg.items() if k not in _ASSISTANT_INTERNAL and not k.startswith("_")}
+    calls = msg.get("tool_calls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            raise MessageError(f"messages[{i}].tool_calls must be a list", index=i)
+        if calls:
+            wire["tool_calls"] = [_call(c, i, j, profile, ids) for j, c in enumerate(calls)]
+        else:
+            del wire["tool_calls"]  # OpenAI rejects an empty tool_calls list
+    refusal = msg.get("refusal")
+    if isinstance(refusal, str) and refusal and not msg.get("content") and not wire.get("tool_calls"):
+        # A refusal is the model's own words; sent as content so the turn is not
+        # empty (OpenAI requires content or tool_calls) on any server.
+        wire["content"] = refusal
+    text, details = _reasoning_echo(msg, profile)
+    if text is not None:
+        wire["reasoning_content"] = text
+    if details:
+        wire["reasoning_details"] = details
+    return wire
+
+
+def _call(call: Any, i: int, j: int, profile: ProviderProfile, ids: ToolIds) -> dict[str, Any]:
+    where = f"messages[{i}].tool_calls[{j}]"
+    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+        raise MessageError(f"{where} must be an object with a function", index=i)
+    fn = call["function"]
+    name = fn.get("name")
+    if not isinstance(name, str):
+        raise MessageError(f"{where}.function.name must be a string", index=i)
+    args = fn.get("arguments", "")
+    if isinstance(args, (dict, list)):
+        args = orjson.dumps(args).decode()  # a caller's parsed arguments: the wire wants a string
+    elif args is None:
+        args = ""
+    elif not isinstance(args, str):
+        raise MessageError(f"{where}.function.arguments must be a JSON string", index=i)
+    call_id = call.get("id")
+    if not isinstance(call_id, str):
+        raise MessageError(f"{where}.id must be a string", index=i)
+    out: dict[str, Any] = {"id": ids(call_id), "type": "function", "function": {**fn, "arguments": args}}
+    extra = call.get("extra_content")
+    if extra and profile.accepts_issuer("gemini"):
+        # Gemini's thought_signature rides on the call (extra_content.google);
+        # Gemini rejects the next turn without it, strict servers reject the key.
+        out["extra_content"] = extra
+    return out
+
+
+def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str | None, list[dict[str, Any]]]:
+    """(reasoning_content text, reasoning_details items) to send for one assistant turn."""
+    policy = profile.reasoning_echo
+    if policy == "none":
+        return None, []
+    details = msg.get("reasoning_details")
+    details = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
+    own = [d for d in details if isinstance(d.get("block"), dict)
+           and profile.accepts_issuer(d.get("issuer") or "")]
+    if policy == "reasoning_details":
+        # OpenRouter-style items go back verbatim, only to an equivalent issuer;
+        # our synthetic reasoning_content blocks are not OpenRouter items.
+        return None, [d["block"] for d in own if d["block"].get("type") != SYNTHETIC_REASONING]
+    text = msg.get("reasoning_content")
+    if not isinstance(text, str):
+        text = msg.get("reasoning") if isinstance(msg.get("reasoning"), str) else None
+    # Reasoning from another issuer is never leaked to this one (hermes #15748);
+    # text with no details at all is the caller's own history: trusted.
+    if details and not own:
+        text = None
+    if policy == "reasoning_content":
+        return (text if text else None), []
+    # "required": DeepSeek thinking mode, Kimi, MiMo reject a tool-call turn
+    # without reasoning_content; DeepSeek V4 rejects "" (hermes #17341), so a
+    # single space stands in for reasoning that is missing or foreign.
+    if msg.get("tool_calls"):
+        return (text if text and text.strip() else " "), []
+    return (text if text else None), []
+
+
+def _tool(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds,
+          media: list[dict[str, Any]]) -> dict[str, Any]:
+    call_id = msg.get("tool_call_id")
+    if not isinstance(call_id, str):
+        raise MessageError(f"messages[{i}].tool_call_id must be a string", index=i)
+    wire = _clean(msg)
+    wire["tool_call_id"] = ids(call_id)
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return wire
+    attachments = [p for p in content if isinstance(p, dict) and p.get("type") in _MEDIA_TYPES]
+    if not attachments:
+        return wire
+    _check_vision(content, i, profile, " in a tool result")
+    if profile.vision_in_tool_results:
+        return wire
+    # Tool messages carry text only on Chat Completions: the attachments move to
+    # one user turn after this run of tool results (litellm #6953: images lost).
+    texts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    note = "(attachments follow in the next user message)"
+    wire["content"] = "\n".join([t for t in texts if t] + [note])
+    media.append({"type": "text", "text": f"Attachments from tool call {wire['tool_call_id']}:"})
+    media.extend(attachments)
+    return wire
+
+
+def _media_turn(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"role": "user", "content": list(parts)}
+
+
+def wrap_details(items: Any, issuer: str) -> list[dict[str, Any]]:
+    """Wire reasoning_details items -> internal entries. Items already in the
+    internal ``{"issuer", "block"}`` form (a modelwire client replaying its
+    history through the gateway) are kept as they are."""
+    out: list[dict[str, Any]] = []
+    if not isinstance(items, list):
+        return out
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if set(item) == {"issuer", "block"} and isinstance(item["block"], dict):
+            out.append(item)
+        else:
+            out.append({"issuer": issuer, "block": item})
+    return out

@@ -1,0 +1,235 @@
+"""Chat Completions non-stream responses and error bodies, both directions."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..accumulate import deterministic_tool_call_id
+from ..completion import Completion
+from ..errors import ProtocolError, ProviderError
+from ..messages import split_think_tags
+from ..types import AssistantMessage, empty_usage
+from ._chat_common import (
+    DEFAULT_ISSUER,
+    error_class,
+    error_code,
+    error_message,
+    finish_reason,
+    loads,
+    parse_error_body,
+    status_in_error,
+    usage_from_wire,
+    usage_to_wire,
+)
+from ._chat_messages import SYNTHETIC_REASONING, wrap_details
+
+
+# ------------------------------------------------------------------------ decode
+def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None = None) -> Completion:
+    data = loads(body, "response body") if isinstance(body, (bytes, bytearray, str)) else body
+    if not isinstance(data, Mapping):
+        raise ProtocolError("response body must be a JSON object")
+    if data.get("error") and not data.get("choices"):
+        # some servers answer 200 with an error body
+        raise decode_error(200, {}, dict(data))
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise ProtocolError("response has no choices")
+    choice = choices[0]
+    wire = choice.get("message")
+    if not isinstance(wire, Mapping):
+        raise ProtocolError("choices[0].message must be an object")
+    message = decode_message(wire, issuer or DEFAULT_ISSUER)
+    reason, native = finish_reason(choice.get("finish_reason"), bool(message.get("tool_calls")))
+    usage = data.get("usage")
+    return Completion(
+        message=message,
+        finish_reason=reason,
+        usage=usage_from_wire(usage) if isinstance(usage, Mapping) else empty_usage(),
+        model=data.get("model") if isinstance(data.get("model"), str) else "",
+        id=data.get("id") if isinstance(data.get("id"), str) else "",
+        native_finish_reason=native,
+        raw=dict(data),
+    )
+
+
+def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
+    """A wire assistant message -> ours: reasoning from every field it hides in,
+    inline think tags split out, tool calls with ids (deterministic when missing)."""
+    text, reasoning = _content(wire.get("content"))
+    for key in ("reasoning_content", "reasoning"):
+        value = wire.get(key)
+        if isinstance(value, str) and value:
+            reasoning.insert(0, value)
+            break
+    details = wrap_details(wire.get("reasoning_details"), issuer)
+    if not reasoning and details:
+        # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details
+        reasoning = [d["block"]["text"] for d in details if isinstance(d["block"].get("text"), str)]
+    calls = _calls(wire.get("tool_calls"))
+    msg: AssistantMessage = {"role": "assistant", "content": text if text or not calls else None}
+    joined = "".join(reasoning)
+    if joined:
+        msg["reasoning_content"] = joined
+        if not details:
+            details = [{"issuer": issuer, "block": {"type": SYNTHETIC_REASONING, "text": joined}}]
+    if details:
+        msg["reasoning_details"] = details  # type: ignore[typeddict-item]
+    refusal = wire.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        msg["refusal"] = refusal
+    if calls:
+        msg["tool_calls"] = calls  # type: ignore[typeddict-item]
+    return msg
+
+
+def _content(content: Any) -> tuple[str, list[str]]:
+    """(visible text, reasoning pieces) from a string or a list of parts."""
+    if isinstance(content, str):
+        reasoning, text = split_think_tags(content)
+        return text, [reasoning] if reasoning else []
+    if not isinstance(content, list):
+        return "", []
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for part in content:
+        if not isinstance(part, Mapping):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif part.get("type") == "thinking":
+            # Mistral Magistral: {"type": "thinking", "thinking": [{"type": "text", "text": ...}]}
+            thoughts.extend(_thinking_texts(part.get("thinking")))
+    reasoning, text = split_think_tags("".join(texts))
+    return text, thoughts + ([reasoning] if reasoning else [])
+
+
+def _thinking_texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [p["text"] for p in value if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+    return []
+
+
+def _calls(wire_calls: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if not isinstance(wire_calls, list):
+        return out
+    for call in wire_calls:
+        if not isinstance(call, Mapping):
+            continue
+        fn = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+        args = fn.get("arguments")
+        if isinstance(args, (dict, list)):
+            args = orjson.dumps(args).decode()  # some servers send an object, not a string
+        elif not isinstance(args, str):
+            args = ""
+        call_id = call.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            # Gemini's compat endpoint sends "" ids: a deterministic one keeps
+            # prompt-cache prefixes stable
+            call_id = deterministic_tool_call_id(name, args, len(out))
+        item: dict[str, Any] = {"id": call_id, "type": "function",
+                                "function": {"name": name, "arguments": args}}
+        if call.get("extra_content"):
+            item["extra_content"] = call["extra_content"]  # Gemini thought_signature
+        out.append(item)
+    return out
+
+
+# ------------------------------------------------------------------------ encode
+def encode_response(completion: Completion, request: Any = None, *, created: int | None = None) -> dict[str, Any]:
+    """The ``chat.completion`` body OpenAI would send for ``completion``.
+
+    ``created`` (epoch seconds) comes from the caller: codecs have no clock. It
+    defaults to the upstream's own ``created`` when known, else 0.
+    """
+    raw = completion.raw or {}
+    if created is None:
+        created = raw.get("created") if isinstance(raw.get("created"), int) else 0
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": encode_message(completion.message),
+        "logprobs": None,
+        "finish_reason": completion.finish_reason,
+    }
+    return {
+        "id": completion.id or _default_id(completion.model, completion.message),
+        "object": "chat.completion",
+        "created": created,
+        "model": completion.model,
+        "choices": [choice],
+        "usage": usage_to_wire(completion.usage),
+    }
+
+
+def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+    out: dict[str, Any] = {"role": "assistant", "content": content, "refusal": message.get("refusal")}
+    if isinstance(message.get("reasoning_content"), str):
+        out["reasoning_content"] = message["reasoning_content"]
+    blocks = native_blocks(message.get("reasoning_details"))
+    if blocks:
+        out["reasoning_details"] = blocks
+    calls = message.get("tool_calls")
+    if calls:
+        out["tool_calls"] = [
+            {k: v for k, v in c.items() if k in ("id", "type", "function", "extra_content")} for c in calls
+        ]
+    return out
+
+
+def native_blocks(details: Any) -> list[dict[str, Any]]:
+    """The provider-native blocks to show a Chat Completions client (our
+    synthetic reasoning_content blocks are already in ``reasoning_content``)."""
+    if not isinstance(details, list):
+        return []
+    return [d["block"] for d in details if isinstance(d, Mapping) and isinstance(d.get("block"), Mapping)
+            and d["block"].get("type") != SYNTHETIC_REASONING]
+
+
+def _default_id(model: str, message: Mapping[str, Any]) -> str:
+    seed = orjson.dumps({"model": model, "message": message}, default=str, option=orjson.OPT_SORT_KEYS)
+    return "chatcmpl-" + hashlib.sha256(seed).hexdigest()[:24]
+
+
+# ------------------------------------------------------------------------ errors
+def decode_error(status: int, headers: Mapping[str, str] | None,
+                 body: bytes | dict | list | str | None) -> ProviderError:
+    """An error response -> the most specific :class:`ProviderError`."""
+    parsed, err = parse_error_body(body)
+    code, type_ = error_code(err)
+    if status == 200:
+        status = status_in_error(err) or status
+    cls = error_class(status if status != 200 else None, code, type_)
+    hdrs = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    from ..resilience.retry_after import retry_after_seconds
+
+    return cls(
+        error_message(err),
+        status=status if status != 200 else None,
+        request_id=hdrs.get("x-request-id") or hdrs.get("request-id"),
+        retry_after=retry_after_seconds(hdrs, parsed),
+        headers=hdrs,
+        body=parsed,
+        code=code or type_ or (str(err["code"]) if isinstance(err.get("code"), int) else None),
+    )
+
+
+def stream_error(err: Any, chunk: Any) -> ProviderError:
+    """An ``{"error": ...}`` inside a 200 stream (Groq ``tool_use_failed``,
+    OpenRouter mid-stream failures)."""
+    inner = err if isinstance(err, Mapping) else {"message": str(err)}
+    status = status_in_error(inner)
+    code, type_ = error_code(inner)
+    return error_class(status, code, type_)(
+        error_message(inner), status=status, body=chunk, code=code or type_,
+    )

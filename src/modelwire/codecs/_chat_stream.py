@@ -1,0 +1,425 @@
+"""Chat Completions streams: :class:`StreamDecoder` (provider SSE -> events) and
+:class:`StreamEncoder` (events -> the SSE OpenAI sends)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..accumulate import Accumulator
+from ..errors import ProtocolError
+from ..events import (
+    Finish,
+    ReasoningBlock,
+    ReasoningDelta,
+    RefusalDelta,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
+from ..messages import ThinkTagSplitter
+from ..types import Request
+from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire, usage_to_wire
+from ._chat_messages import SYNTHETIC_REASONING
+from ._chat_response import stream_error
+from ._sse import SSEDecoder
+
+log = logging.getLogger("modelwire.codecs.chat_completions")
+
+# reasoning_details fields that arrive in pieces and are joined (OpenRouter, Vercel)
+_JOINED = ("text", "summary", "signature", "data")
+
+
+class _Call:
+    __slots__ = ("ordinal", "id", "name", "started", "held")
+
+    def __init__(self, ordinal: int) -> None:
+        self.ordinal = ordinal
+        self.id = ""
+        self.name = ""
+        self.started = False
+        self.held: list[str] = []  # arguments that arrived before the name
+
+
+class StreamDecoder:
+    """``feed(bytes) -> events``, then ``close() -> events``.
+
+    The stream's terminal is ``finish_reason`` or ``data: [DONE]``; usage is
+    emitted once, at the end (the latest usage seen: it is cumulative).
+    """
+
+    def __init__(self, *, issuer: str | None = None, think_tags: bool = True) -> None:
+        self.issuer = issuer or DEFAULT_ISSUER
+        self.model = ""
+        self.id = ""
+        self.unknown_events = 0
+        self._sse = SSEDecoder()
+        self._out: list[StreamEvent] = []
+        self._seen: list[StreamEvent] = []  # everything emitted: the partial on errors
+        self._calls: list[_Call] = []
+        self._by_wire: dict[int, _Call] = {}
+        self._by_id: dict[str, _Call] = {}
+        self._reasoning: list[str] = []
+        self._details: list[dict[str, Any]] = []
+        self._detail_at: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self._splitter: ThinkTagSplitter | None = ThinkTagSplitter() if think_tags else None
+        self._usage: Mapping[str, Any] | None = None
+        self._finished = False
+        self._ended = False  # [DONE] seen, or an error ended the stream
+
+    # ---------------------------------------------------------------- public
+    def feed(self, data: bytes) -> list[StreamEvent]:
+        for sse in self._sse.feed(data):
+            self._on_sse(sse.event, sse.data)
+        return self._drain()
+
+    def close(self) -> list[StreamEvent]:
+        for sse in self._sse.close():
+            self._on_sse(sse.event, sse.data)
+        if not self._ended:
+            if not self._finished:
+                if not self._seen and not self._out:
+                    raise ProtocolError("stream ended without any event")
+                self._finish(None)  # emits what is held, so the partial has it
+                self._drain()
+                raise ProtocolError("stream ended before its finish_reason (truncated)",
+                                    partial=self._partial())
+            self._end()
+        if not self._seen and not self._out:
+            raise ProtocolError("stream ended without any event")
+        return self._drain()
+
+    # -------------------------------------------------------------- internals
+    def _drain(self) -> list[StreamEvent]:
+        out, self._out = self._out, []
+        self._seen.extend(out)
+        return out
+
+    def _partial(self) -> Any:
+        acc = Accumulator(model=self.model, id=self.id)
+        for event in self._seen:
+            if not isinstance(event, Finish):  # a truncated stream did not finish
+                acc.feed(event)
+        return acc.result()
+
+    def _on_sse(self, event: str, data: str) -> None:
+        if self._ended and event != "error":
+            return
+        if data == "[DONE]":
+            if not self._finished and (self._seen or self._out):
+                self._finish(None)  # [DONE] without a finish_reason: a normal end
+            self._end()
+            return
+        if not data.strip():
+            return
+        try:
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            self._drain()
+            raise ProtocolError(f"stream chunk is not valid JSON ({exc}): {data[:120]!r}",
+                                partial=self._partial()) from exc
+        if not isinstance(chunk, dict):
+            self._drain()
+            raise ProtocolError(f"stream chunk must be a JSON object, got {type(chunk).__name__}",
+                                partial=self._partial())
+        self._on_chunk(chunk, event)
+
+    def _on_chunk(self, chunk: dict[str, Any], event: str) -> None:
+        if chunk.get("error") or event == "error":
+            self._out.append(StreamError(stream_error(chunk.get("error") or chunk, chunk)))
+            self._ended = True  # nothing after an error is the answer
+            return
+        if not self.id and isinstance(chunk.get("id"), str):
+            self.id = chunk["id"]
+        if not self.model and isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
+        choices = chunk.get("choices")
+        known = False
+        if isinstance(choices, list):
+            known = True
+            for choice in choices:
+                # n > 1 is not supported by the internal model: the first choice only
+                if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                    self._on_choice(choice)
+        usage = chunk.get("usage")
+        if not isinstance(usage, Mapping):
+            groq = chunk.get("x_groq")  # Groq puts the final usage in x_groq
+            usage = groq.get("usage") if isinstance(groq, Mapping) else None
+        if isinstance(usage, Mapping):
+            self._usage = usage
+            known = True
+        if not known:
+            self.unknown_events += 1
+            log.debug("chat stream: ignored chunk with keys %s", sorted(chunk))
+
+    def _on_choice(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta")
+        if isinstance(delta, dict):
+            self._on_delta(delta)
+        native = choice.get("finish_reason")
+        if native and not self._finished:
+            self._finish(native)
+
+    def _on_delta(self, delta: dict[str, Any]) -> None:
+        out = self._out
+        text = delta.get("reasoning_content")
+        if not (isinstance(text, str) and text):
+            text = delta.get("reasoning")
+        if isinstance(text, str) and text:
+            self._reasoning.append(text)
+            out.append(ReasoningDelta(text))
+        details = delta.get("reasoning_details")
+        if details:
+            self._merge_details(details)
+        content = delta.get("content")
+        if content:
+            if isinstance(content, str):
+                self._text(content)
+            elif isinstance(content, list):
+                self._parts(content)
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            out.append(RefusalDelta(refusal))
+        calls = delta.get("tool_calls")
+        if calls:
+            self._on_calls(calls)
+
+    def _text(self, text: str) -> None:
+        # the one place inline <think> tags are separated from the answer
+        if self._splitter is None or self._finished:
+            self._out.append(TextDelta(text))
+            return
+        self._pieces(self._splitter.feed(text))
+
+    def _pieces(self, pieces: list[tuple[str, str]]) -> None:
+        for kind, piece in pieces:
+            if kind == "text":
+                self._out.append(TextDelta(piece))
+            else:
+                self._reasoning.append(piece)
+                self._out.append(ReasoningDelta(piece))
+
+    def _parts(self, parts: list[Any]) -> None:
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self._text(part["text"])
+            elif part.get("type") == "thinking":
+                # Mistral Magistral streams thinking as content parts
+                inner = part.get("thinking")
+                pieces = [inner] if isinstance(inner, str) else [
+                    p.get("text") for p in inner or [] if isinstance(p, dict)]
+                for piece in pieces:
+                    if isinstance(piece, str) and piece:
+                        self._reasoning.append(piece)
+                        self._out.append(ReasoningDelta(piece))
+
+    def _merge_details(self, items: Any) -> None:
+        if not isinstance(items, list):
+            return
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            key = (item.get("index"), item.get("type"))
+            cur = self._detail_at.get(key)
+            if cur is None:
+                cur = self._detail_at[key] = dict(item)
+                self._details.append(cur)
+                continue
+            for k, v in item.items():
+                if k in _JOINED and isinstance(v, str) and isinstance(cur.get(k), str):
+                    cur[k] += v
+                elif cur.get(k) in (None, "") and v not in (None, ""):
+                    cur[k] = v
+
+    def _on_calls(self, calls: Any) -> None:
+        if not isinstance(calls, list):
+            return
+        for tc in calls:
+            if isinstance(tc, dict):
+                self._on_call(tc)
+
+    def _on_call(self, tc: dict[str, Any]) -> None:
+        wire = tc.get("index")
+        call_id = tc.get("id") if isinstance(tc.get("id"), str) and tc.get("id") else None
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+        args = fn.get("arguments")
+        if isinstance(args, (dict, list)):
+            args = orjson.dumps(args).decode()
+        elif not isinstance(args, str):
+            args = ""
+        call: _Call | None
+        if isinstance(wire, int):
+            call = self._by_wire.get(wire)
+            if call is not None and call_id and call.id and call_id != call.id:
+                call = None  # Ollama: a new id at an index in use is a new call
+        elif call_id:
+            call = self._by_id.get(call_id)  # Mistral: no index; the id names the call
+        else:
+            call = self._calls[-1] if self._calls else None
+        if call is None:
+            call = _Call(len(self._calls))
+            self._calls.append(call)
+            if isinstance(wire, int):
+                self._by_wire[wire] = call
+        if call_id:
+            self._by_id.setdefault(call_id, call)
+            call.id = call.id or call_id
+        if name and not call.name:
+            # assigned, never appended: MiniMax via NIM resends the full name in
+            # every chunk ("read_fileread_file", hermes #8259)
+            call.name = name
+        if not call.started:
+            if not call.name:
+                if args:
+                    call.held.append(args)
+                return
+            self._start(call)
+        if args:
+            self._out.append(ToolCallDelta(call.ordinal, args))
+
+    def _start(self, call: _Call) -> None:
+        call.started = True
+        self._out.append(ToolCallStart(call.ordinal, call.id, call.name))
+        if call.held:
+            self._out.append(ToolCallDelta(call.ordinal, "".join(call.held)))
+            call.held = []
+
+    def _finish(self, native: Any) -> None:
+        """The turn ended: flush held text, finished reasoning blocks, end every
+        call (never earlier: partial JSON that parses is not a finished call)."""
+        self._finished = True
+        if self._splitter is not None:
+            self._pieces(self._splitter.close())
+        out = self._out
+        for detail in self._details:
+            out.append(ReasoningBlock(self.issuer, detail))
+        if not self._details and self._reasoning:
+            out.append(ReasoningBlock(self.issuer, {"type": SYNTHETIC_REASONING,
+                                                    "text": "".join(self._reasoning)}))
+        for call in self._calls:
+            if not call.started:
+                self._start(call)
+            out.append(ToolCallEnd(call.ordinal))
+        reason, native_kept = finish_reason(native, bool(self._calls))
+        out.append(Finish(reason, native_kept))
+
+    def _end(self) -> None:
+        self._ended = True
+        if self._usage is not None:
+            self._out.append(UsageEvent(usage_from_wire(self._usage)))
+            self._usage = None
+
+
+class StreamEncoder:
+    """Events -> ``chat.completion.chunk`` SSE as OpenAI sends it: role in the
+    first delta, tool_calls deltas with index/id/type/function, a finish_reason
+    chunk, a usage chunk with empty ``choices`` when the client asked for
+    ``stream_options.include_usage`` (always when ``request`` is None), then
+    ``data: [DONE]``. ``created`` comes from the caller: codecs have no clock."""
+
+    def __init__(self, *, model: str, id: str | None = None, request: Request | None = None,
+                 created: int = 0) -> None:
+        self.model = model
+        self.id = id or "chatcmpl-" + hashlib.sha256(model.encode()).hexdigest()[:24]
+        self.created = created
+        options = ((request or {}).get("metadata") or {}).get("stream_options") or {}
+        self._include_usage = request is None or bool(options.get("include_usage"))
+        self._started = False
+        self._usage: dict[str, Any] | None = None
+        self._errored = False
+        self._closed = False
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+               "model": self.model,
+               "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+    def feed(self, event: StreamEvent) -> bytes:
+        if self._errored or self._closed:
+            return b""
+        head = b""
+        if not self._started and not isinstance(event, (UsageEvent, StreamError)):
+            self._started = True
+            head = self._chunk({"role": "assistant", "content": "", "refusal": None})
+        return head + self._event(event)
+
+    def _event(self, event: StreamEvent) -> bytes:
+        t = type(event)
+        if t is TextDelta:
+            return self._chunk({"content": event.text}) if event.text else b""  # type: ignore[union-attr]
+        if t is ToolCallDelta:
+            return self._chunk({"tool_calls": [{"index": event.index,  # type: ignore[union-attr]
+                                                "function": {"arguments": event.arguments}}]})  # type: ignore[union-attr]
+        if t is ReasoningDelta:
+            text = event.text  # type: ignore[union-attr]
+            return self._chunk({"reasoning_content": text}) if text else b""
+        if t is ToolCallStart:
+            call_id = event.id or self._call_id(event)  # type: ignore[union-attr,arg-type]
+            return self._chunk({"tool_calls": [{
+                "index": event.index, "id": call_id, "type": "function",  # type: ignore[union-attr]
+                "function": {"name": event.name, "arguments": ""}}]})  # type: ignore[union-attr]
+        if t is RefusalDelta:
+            return self._chunk({"refusal": event.text})  # type: ignore[union-attr]
+        if t is ReasoningBlock:
+            block = event.block  # type: ignore[union-attr]
+            if block.get("type") == SYNTHETIC_REASONING:
+                return b""  # its text already went out as reasoning_content deltas
+            return self._chunk({"reasoning_details": [block]})
+        if t is Finish:
+            return self._chunk({}, event.reason)  # type: ignore[union-attr]
+        if t is UsageEvent:
+            self._usage = usage_to_wire(event.usage)  # type: ignore[union-attr]
+            return b""
+        if t is StreamError:
+            self._errored = True
+            return b"data: " + orjson.dumps({"error": _error_body(event.error)}) + b"\n\n"  # type: ignore[union-attr]
+        return b""  # ToolCallEnd, Passthrough: no Chat Completions wire form
+
+    def _call_id(self, event: ToolCallStart) -> str:
+        seed = f"{self.id}\0{event.index}\0{event.name}".encode()
+        return "call_" + hashlib.sha256(seed).hexdigest()[:24]
+
+    def close(self) -> bytes:
+        if self._closed or self._errored:
+            self._closed = True
+            return b""
+        self._closed = True
+        out = b""
+        if self._usage is not None and self._include_usage:
+            obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                   "model": self.model, "choices": [], "usage": self._usage}
+            out += b"data: " + orjson.dumps(obj) + b"\n\n"
+        return out + b"data: [DONE]\n\n"
+
+
+def _error_body(error: Any) -> dict[str, Any]:
+    code = getattr(error, "code", None)
+    status = getattr(error, "status", None)
+    body: dict[str, Any] = {"message": str(error), "type": _error_type(status), "param": None,
+                            "code": code}
+    if status is not None:
+        body["status_code"] = status
+    return body
+
+
+def _error_type(status: int | None) -> str:
+    if status == 401:
+        return "authentication_error"
+    if status == 429:
+        return "requests"  # what OpenAI sends with code rate_limit_exceeded
+    if status is not None and status >= 500:
+        return "server_error"
+    return "invalid_request_error"
+
