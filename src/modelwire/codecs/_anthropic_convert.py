@@ -1,0 +1,361 @@
+"""Internal (Chat Completions shaped) messages -> Anthropic ``system`` + ``messages``.
+
+The rules, each with the reason Anthropic (or a peer's bug) gives for it:
+
+* system and developer messages move to the ``system`` parameter (blocks when any carries
+  ``cache_control``, else one string);
+* tool messages become ``tool_result`` blocks in a user turn, first in that turn;
+  consecutive results merge into one user turn (Anthropic: "tool_use ids were found
+  without tool_result blocks immediately after");
+* same-role neighbours merge (Anthropic requires alternation); when two assistant turns
+  merge, the second one's thinking is dropped: its signature covered a different turn;
+* thinking blocks go back byte-exact, only to an endpoint that accepts their issuer;
+  on earlier turns (before the current tool loop) only unless the profile drops them;
+* empty text is never sent ("text content blocks must be non-empty"): a placeholder
+  stands in for an empty turn.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import MessageError, UnsupportedContentError
+from ._anthropic_tools import sanitize_tool_id
+
+__all__ = ["ConvertContext", "encode_conversation", "is_strict_version", "parse_data_url"]
+
+log = logging.getLogger("modelwire.codecs.anthropic")
+
+EMPTY_USER = "(empty message)"
+EMPTY_ASSISTANT = "(empty)"
+EMPTY_TOOL_RESULT = "(no output)"
+THINKING_TYPES = ("thinking", "redacted_thinking")
+# block keys a caller may set on a part that Anthropic understands on the same block
+_DOC_KEYS = ("title", "context", "citations")
+
+
+def is_strict_version(version: str) -> bool:
+    """API 2026-10-21 and later (dated versions only; Bedrock's ``bedrock-2023-05-31`` is
+    the 2023 API): rejects sampling parameters, documents in assistant turns and
+    citations on user text."""
+    return version[:4].isdigit() and version >= "2026-10-21"
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertContext:
+    profile: Any  # ProviderProfile
+    api_version: str
+    current_loop_start: int  # index of the last user message; later assistant turns are the loop
+
+    @property
+    def strict_version(self) -> bool:
+        """API 2026-10-21 rejects document blocks in assistant turns and user-text citations."""
+        return is_strict_version(self.api_version)
+
+
+def parse_data_url(url: str) -> tuple[str, str] | None:
+    """``data:<media>;base64,<data>`` -> (media, data); None for anything else."""
+    if not url.startswith("data:"):
+        return None
+    head, sep, data = url[5:].partition(",")
+    if not sep or not head.endswith(";base64"):
+        return None
+    return head[: -len(";base64")] or "application/octet-stream", data
+
+
+# ------------------------------------------------------------------- content
+def _text_block(part: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any] | None:
+    text = part.get("text")
+    if not isinstance(text, str):
+        raise MessageError(f"{where}: text part has no text")
+    if not text.strip():
+        return None  # Anthropic: text content blocks must contain non-whitespace text
+    block: dict[str, Any] = {"type": "text", "text": text}
+    if "cache_control" in part:
+        block["cache_control"] = part["cache_control"]
+    if "citations" in part:
+        if ctx.strict_version:
+            log.warning("%s: citations on input text dropped (API 2026-10-21 rejects them)", where)
+        else:
+            block["citations"] = part["citations"]
+    return block
+
+
+def _image_block(source: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "image", "source": source}
+    if "cache_control" in part:
+        block["cache_control"] = part["cache_control"]
+    return block
+
+
+def _image_part(part: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any]:
+    if not ctx.profile.vision:
+        raise UnsupportedContentError(f"{where}: {ctx.profile.name} does not accept images")
+    url = (part.get("image_url") or {}).get("url")
+    if not isinstance(url, str) or not url:
+        raise MessageError(f"{where}: image_url has no url")
+    parsed = parse_data_url(url)
+    if parsed:
+        return _image_block({"type": "base64", "media_type": parsed[0], "data": parsed[1]}, part)
+    if url.startswith(("http://", "https://")):
+        return _image_block({"type": "url", "url": url}, part)
+    raise UnsupportedContentError(f"{where}: image url must be a data: URL or http(s) URL")
+
+
+def _file_part(part: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any]:
+    f = part.get("file") or {}
+    # decode_request marks images referenced by a Files API id (no Chat Completions form)
+    is_image = part.get("anthropic_type") == "image"
+    if f.get("file_id"):
+        source: dict[str, Any] = {"type": "file", "file_id": f["file_id"]}
+        if is_image:
+            return _image_block(source, part)
+    elif isinstance(f.get("file_data"), str):
+        data = f["file_data"]
+        parsed = parse_data_url(data)
+        if parsed is None and data.startswith(("http://", "https://")):
+            source = {"type": "url", "url": data}
+        elif parsed is None:
+            raise UnsupportedContentError(f"{where}: file_data must be a data: URL")
+        elif parsed[0].startswith("image/"):
+            return _image_part({"image_url": {"url": data}, **part}, ctx, where)
+        elif parsed[0].startswith("text/"):
+            try:
+                text = base64.b64decode(parsed[1], validate=True).decode()
+            except (binascii.Error, UnicodeDecodeError) as exc:
+                raise MessageError(f"{where}: text file is not base64 UTF-8") from exc
+            source = {"type": "text", "media_type": "text/plain", "data": text}
+        else:
+            source = {"type": "base64", "media_type": parsed[0], "data": parsed[1]}
+    else:
+        raise MessageError(f"{where}: file part has neither file_id nor file_data")
+    block: dict[str, Any] = {"type": "document", "source": source}
+    for k in _DOC_KEYS:
+        if k in part:
+            block[k] = part[k]
+    if "cache_control" in part:
+        block["cache_control"] = part["cache_control"]
+    return block
+
+
+def encode_parts(content: Any, ctx: ConvertContext, where: str) -> list[dict[str, Any]]:
+    """User or tool-result content -> Anthropic blocks (empty text dropped)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    if not isinstance(content, list):
+        raise MessageError(f"{where}: content must be a string or a list of parts")
+    out: list[dict[str, Any]] = []
+    for j, part in enumerate(content):
+        pw = f"{where}.content[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text":
+            block = _text_block(part, ctx, pw)
+            if block:
+                out.append(block)
+        elif kind == "image_url":
+            out.append(_image_part(part, ctx, pw))
+        elif kind == "file":
+            out.append(_file_part(part, ctx, pw))
+        else:
+            raise UnsupportedContentError(f"{pw}: {kind!r} parts cannot be sent to Anthropic Messages")
+    return out
+
+
+# ----------------------------------------------------------------- messages
+def _user(msg: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any]:
+    content = msg.get("content")
+    if isinstance(content, str):  # a string stays a string (same bytes the caller sent)
+        body: Any = content if content.strip() else EMPTY_USER
+    else:
+        body = encode_parts(content, ctx, where) or [{"type": "text", "text": EMPTY_USER}]
+    return {"role": "user", "content": body}
+
+
+def _tool_result(msg: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any]:
+    call_id = msg.get("tool_call_id")
+    if not isinstance(call_id, str):
+        raise MessageError(f"{where}: tool message has no tool_call_id")
+    content = msg.get("content")
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": sanitize_tool_id(call_id)}
+    if isinstance(content, str) or content is None:
+        block["content"] = content if content and content.strip() else EMPTY_TOOL_RESULT
+    else:
+        # images in tool results become image blocks inside the result (litellm#6953)
+        parts = encode_parts(content, ctx, where)
+        block["content"] = parts or EMPTY_TOOL_RESULT
+    if "is_error" in msg:
+        block["is_error"] = msg["is_error"]
+    if "cache_control" in msg:
+        block["cache_control"] = msg["cache_control"]
+    return {"role": "user", "content": [block]}
+
+
+def _thinking_blocks(msg: dict[str, Any], ctx: ConvertContext, in_loop: bool) -> list[dict[str, Any]]:
+    profile = ctx.profile
+    if not in_loop and profile.drop_earlier_thinking:
+        return []
+    out = []
+    for detail in msg.get("reasoning_details") or []:
+        block = detail.get("block") if isinstance(detail, dict) else None
+        if not isinstance(block, dict) or block.get("type") not in THINKING_TYPES:
+            continue
+        if not profile.accepts_issuer(detail.get("issuer", "")):
+            continue  # a foreign signature is a 400; foreign text pasted as text causes refusals
+        if block["type"] == "thinking" and not block.get("signature") and not profile.unsigned_thinking_echo:
+            continue
+        if "cache_control" in block:  # Anthropic: cache_control is not allowed on thinking
+            block = {k: v for k, v in block.items() if k != "cache_control"}
+        out.append(block)
+    if not out and profile.unsigned_thinking_echo and msg.get("reasoning_content"):
+        # DeepSeek's and Kimi's Anthropic endpoints want the reasoning back (unsigned)
+        # on tool-call turns, rebuilt from the text
+        out.append({"type": "thinking", "thinking": msg["reasoning_content"]})
+    return out
+
+
+def _tool_use(call: dict[str, Any], where: str) -> dict[str, Any]:
+    import orjson
+
+    fn = call.get("function") or {}
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        raise MessageError(f"{where}: tool call has no function name")
+    args = fn.get("arguments")
+    parsed: Any = {}
+    if isinstance(args, dict):  # tolerated: some callers store parsed arguments
+        parsed = args
+    elif isinstance(args, str) and args.strip():
+        try:
+            parsed = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            log.warning("%s: arguments of %s are not a JSON object; sending {}", where, name)
+            parsed = {}
+    block = {"type": "tool_use", "id": sanitize_tool_id(call.get("id") or ""), "name": name, "input": parsed}
+    if "cache_control" in call:
+        block["cache_control"] = call["cache_control"]
+    return block
+
+
+def _assistant(msg: dict[str, Any], ctx: ConvertContext, where: str, in_loop: bool) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = _thinking_blocks(msg, ctx, in_loop)
+    for entry in msg.get("passthrough") or []:
+        block = entry.get("block") if isinstance(entry, dict) else None
+        # server tool calls and their results (web search...) go back to their issuer;
+        # citation markers are output-only metadata and are not sent
+        if (
+            isinstance(block, dict)
+            and block.get("type") not in ("citations", None)
+            and ctx.profile.accepts_issuer(entry.get("issuer", ""))
+        ):
+            blocks.append(block)
+    content = msg.get("content")
+    if isinstance(content, str):
+        if content.strip():
+            blocks.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        for j, part in enumerate(content):
+            pw = f"{where}.content[{j}]"
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text":
+                block = _text_block(part, ctx, pw)
+                if block:
+                    blocks.append(block)
+            elif kind == "file" and not ctx.strict_version:
+                blocks.append(_file_part(part, ctx, pw))
+            elif kind == "file":
+                log.warning("%s: document dropped (API 2026-10-21 rejects documents in assistant turns)", pw)
+            else:
+                raise UnsupportedContentError(f"{pw}: {kind!r} parts cannot appear in an Anthropic assistant turn")
+    elif content is not None:
+        raise MessageError(f"{where}: content must be a string, a list or null")
+    for k, call in enumerate(msg.get("tool_calls") or []):
+        blocks.append(_tool_use(call, f"{where}.tool_calls[{k}]"))
+    return {"role": "assistant", "content": blocks}
+
+
+def _attach_cache_control(out_msg: dict[str, Any], cache_control: Any) -> None:
+    """A message-level ``cache_control`` (set by the layout helper on a turn with no parts)
+    goes on the turn's last block that may carry one."""
+    content = out_msg["content"]
+    if isinstance(content, str):
+        out_msg["content"] = content = [{"type": "text", "text": content}]
+    for block in reversed(content):
+        if block.get("type") not in THINKING_TYPES:
+            block.setdefault("cache_control", cache_control)
+            return
+
+
+# ------------------------------------------------------------------- merging
+def _as_blocks(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _merge(prev: dict[str, Any], nxt: dict[str, Any]) -> None:
+    if prev["role"] == "assistant":
+        extra = [b for b in nxt["content"] if b.get("type") not in THINKING_TYPES]
+        prev["content"] = _as_blocks(prev["content"]) + extra
+        return
+    if isinstance(prev["content"], str) and isinstance(nxt["content"], str):
+        prev["content"] = prev["content"] + "\n" + nxt["content"]
+        return
+    blocks = _as_blocks(prev["content"]) + _as_blocks(nxt["content"])
+    # tool_result blocks must come first in their user turn
+    blocks.sort(key=lambda b: b.get("type") != "tool_result")
+    prev["content"] = [b for b in blocks if not (b.get("type") == "text" and b["text"] == EMPTY_USER)] or blocks
+
+
+def encode_conversation(
+    messages: list[dict[str, Any]], ctx: ConvertContext
+) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """Return ``(system, messages)`` for the Anthropic body."""
+    system_parts: list[dict[str, Any]] = []
+    system_blocks = False
+    out: list[dict[str, Any]] = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            raise MessageError(f"messages[{i}] is not an object", index=i)
+        role = msg.get("role")
+        where = f"messages[{i}]"
+        try:
+            if role in ("system", "developer"):
+                content = msg.get("content")
+                if isinstance(content, list) or "cache_control" in msg:
+                    system_blocks = True
+                for b in encode_parts(content, ctx, where):
+                    system_parts.append(b)
+                if "cache_control" in msg and system_parts:
+                    system_parts[-1].setdefault("cache_control", msg["cache_control"])
+                continue
+            if role == "user":
+                converted = _user(msg, ctx, where)
+            elif role == "tool":
+                converted = _tool_result(msg, ctx, where)
+            elif role == "assistant":
+                converted = _assistant(msg, ctx, where, in_loop=i > ctx.current_loop_start)
+            else:
+                raise MessageError(f"{where}: unknown role {role!r}")
+        except MessageError as exc:
+            if exc.index is None:
+                exc.index = i
+            raise
+        if "cache_control" in msg and role != "tool" and converted["content"]:
+            _attach_cache_control(converted, msg["cache_control"])
+        if out and out[-1]["role"] == converted["role"]:
+            _merge(out[-1], converted)
+        else:
+            out.append(converted)
+    for m in out:
+        if m["role"] == "assistant" and not m["content"]:
+            m["content"] = [{"type": "text", "text": EMPTY_ASSISTANT}]
+    system: str | list[dict[str, Any]] | None = None
+    if system_parts:
+        system = system_parts if system_blocks else "\n\n".join(b["text"] for b in system_parts)
+    return system, out

@@ -1,0 +1,299 @@
+"""Anthropic Messages responses: usage, finish reasons, errors, non-stream bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..completion import Completion
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    BillingError,
+    ContextLengthError,
+    ModelNotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
+    ProtocolError,
+    ProviderError,
+    RateLimitError,
+    ServerError,
+)
+from ..events import Finish, Passthrough, ReasoningBlock, ReasoningDelta, StreamEvent, TextDelta
+from ..events import ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..types import FinishReason, Usage
+
+__all__ = [
+    "DEFAULT_ISSUER",
+    "STOP_REASONS",
+    "block_events",
+    "decode_error",
+    "decode_response",
+    "encode_response",
+    "error_from",
+    "finish_reason",
+    "load_json",
+    "native_usage",
+    "usage_from",
+]
+
+DEFAULT_ISSUER = "anthropic"
+
+# Anthropic stop_reason -> OpenAI finish_reason. pause_turn (a server tool loop hit its
+# iteration limit: send the turn back to continue) stays visible in Finish.native.
+STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+_REVERSE: dict[str, str] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def finish_reason(stop_reason: str | None) -> FinishReason:
+    return STOP_REASONS.get(stop_reason or "", "stop")
+
+
+def native_stop_reason(reason: str, native: str | None) -> str:
+    return native if native in STOP_REASONS else _REVERSE.get(reason, "end_turn")
+
+
+def load_json(body: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
+    if isinstance(body, dict):
+        return body
+    import orjson
+
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise ProtocolError(f"{what} is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ProtocolError(f"{what} is not a JSON object")
+    return data
+
+
+# --------------------------------------------------------------------- usage
+def _int(raw: Mapping[str, Any], key: str) -> int:
+    v = raw.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
+def usage_from(raw: Mapping[str, Any]) -> Usage:
+    """Anthropic usage -> OpenAI semantics. Anthropic's ``input_tokens`` EXCLUDES cache
+    reads and writes, OpenAI's ``prompt_tokens`` includes them (litellm#11789 billed
+    cache reads twice by getting this wrong)."""
+    read = _int(raw, "cache_read_input_tokens")
+    write = _int(raw, "cache_creation_input_tokens")
+    prompt = _int(raw, "input_tokens") + read + write
+    completion = _int(raw, "output_tokens")
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "cache_read_tokens": read,
+        "cache_write_tokens": write,
+        "reasoning_tokens": 0,  # Anthropic counts thinking inside output_tokens, unsplit
+        "raw": dict(raw),
+    }
+
+
+def native_usage(usage: Usage | None) -> dict[str, Any]:
+    """Our usage -> Anthropic's usage object (the provider's own when it was Anthropic)."""
+    if not usage:
+        return {"input_tokens": 0, "output_tokens": 0}
+    raw = usage.get("raw") or {}
+    if "input_tokens" in raw and "output_tokens" in raw:
+        return dict(raw)
+    read, write = usage.get("cache_read_tokens", 0), usage.get("cache_write_tokens", 0)
+    return {
+        "input_tokens": max(usage.get("prompt_tokens", 0) - read - write, 0),
+        "cache_creation_input_tokens": write,
+        "cache_read_input_tokens": read,
+        "output_tokens": usage.get("completion_tokens", 0),
+    }
+
+
+# -------------------------------------------------------------------- errors
+_ERROR_TYPES: dict[str, type[ProviderError]] = {
+    "authentication_error": AuthenticationError,
+    "permission_error": PermissionDeniedError,
+    "billing_error": BillingError,
+    "rate_limit_error": RateLimitError,
+    "overloaded_error": OverloadedError,
+    "api_error": ServerError,
+    "timeout_error": ServerError,
+    "request_too_large": BadRequestError,
+    "invalid_request_error": BadRequestError,
+}
+_BY_STATUS: dict[int, type[ProviderError]] = {
+    401: AuthenticationError, 402: BillingError, 403: PermissionDeniedError,
+    404: ModelNotFoundError, 429: RateLimitError, 529: OverloadedError,
+}
+
+
+def error_from(
+    etype: str, message: str, *, status: int | None = None, headers: Mapping[str, str] | None = None,
+    body: Any = None, request_id: str | None = None,
+) -> ProviderError:
+    cls = _ERROR_TYPES.get(etype)
+    if etype == "not_found_error":
+        # Anthropic answers 404 not_found_error "model: <id>" for an unknown model
+        cls = ModelNotFoundError if "model" in message.lower() else BadRequestError
+    if cls is BadRequestError and "prompt is too long" in message.lower():
+        cls = ContextLengthError  # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
+    if cls is None:
+        cls = _BY_STATUS.get(status or 0) or (ServerError if (status or 0) >= 500 else BadRequestError)
+    hdrs = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    retry_after = None
+    if hdrs or body is not None:
+        from ..resilience.retry_after import retry_after_seconds
+
+        retry_after = retry_after_seconds(hdrs, body)
+    return cls(
+        message or etype or f"HTTP {status}",
+        status=status,
+        headers=hdrs,
+        body=body,
+        code=etype or None,
+        request_id=request_id or hdrs.get("request-id") or hdrs.get("x-request-id"),
+        retry_after=retry_after,
+    )
+
+
+def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | dict | str | None) -> ProviderError:
+    parsed: Any = body
+    if isinstance(body, (bytes, str)):
+        import orjson
+
+        try:
+            parsed = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError:
+            parsed = body.decode(errors="replace") if isinstance(body, bytes) else body
+    err = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(err, dict):
+        etype, message = str(err.get("type") or ""), str(err.get("message") or "")
+    else:
+        etype, message = "", (parsed if isinstance(parsed, str) else "")[:500]
+    rid = parsed.get("request_id") if isinstance(parsed, dict) else None
+    return error_from(etype, message, status=status, headers=headers, body=parsed, request_id=rid)
+
+
+# ------------------------------------------------------------- non-stream body
+def block_events(block: dict[str, Any], index: int, issuer: str) -> list[StreamEvent]:
+    """The events one finished content block stands for (shared with the stream decoder
+    so a stream and its non-stream twin fold to the same message)."""
+    import orjson
+
+    kind = block.get("type")
+    if kind == "text":
+        out: list[StreamEvent] = [TextDelta(block.get("text") or "")] if block.get("text") else []
+        if block.get("citations"):
+            out.append(Passthrough(issuer, {"type": "citations", "citations": block["citations"]}))
+        return out
+    if kind == "thinking":
+        out = [ReasoningDelta(text=block.get("thinking") or "")] if block.get("thinking") else []
+        if block.get("signature"):
+            out.append(ReasoningDelta(signature=block["signature"]))
+        return [*out, ReasoningBlock(issuer, block)]
+    if kind == "redacted_thinking":
+        return [ReasoningDelta(redacted=block.get("data") or ""), ReasoningBlock(issuer, block)]
+    if kind == "tool_use":
+        args = orjson.dumps(block.get("input") or {}).decode()
+        return [
+            ToolCallStart(index, str(block.get("id") or ""), str(block.get("name") or "")),
+            ToolCallDelta(index, args),
+            ToolCallEnd(index),
+        ]
+    # server_tool_use, web_search_tool_result, tool_search_tool_result, mcp_tool_use...:
+    # no Chat Completions meaning; kept verbatim
+    return [Passthrough(issuer, block)]
+
+
+def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) -> Completion:
+    from ..accumulate import Accumulator
+    from ..events import UsageEvent
+
+    data = load_json(body, "Anthropic response")
+    if data.get("type") == "error":
+        raise decode_error(200, {}, data)
+    content = data.get("content")
+    if not isinstance(content, list):
+        raise ProtocolError("Anthropic response has no content list")
+    issuer = issuer or DEFAULT_ISSUER
+    acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""))
+    calls = 0
+    for block in content:
+        if not isinstance(block, dict):
+            raise ProtocolError("Anthropic response content holds a non-object")
+        for ev in block_events(block, calls, issuer):
+            acc.feed(ev)
+        calls += block.get("type") == "tool_use"
+    if isinstance(data.get("usage"), dict):
+        acc.feed(UsageEvent(usage_from(data["usage"])))
+    stop = data.get("stop_reason")
+    acc.feed(Finish(finish_reason(stop), native=stop))
+    result = acc.result()
+    from dataclasses import replace
+
+    return replace(result, raw=data)
+
+
+def encode_response(completion: Completion, request: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Completion as Anthropic's non-stream response body."""
+    import orjson
+
+    msg = completion.message
+    content: list[dict[str, Any]] = []
+    for detail in msg.get("reasoning_details") or []:
+        block = detail.get("block") or {}
+        if block.get("type") in THINKING_TYPES and detail.get("issuer") == DEFAULT_ISSUER:
+            content.append(block)
+    if not content and msg.get("reasoning_content"):
+        # foreign reasoning: shown as thinking with no signature (the gateway seals it
+        # where it can; an unsigned block coming back is dropped, never trusted)
+        content.append({"type": "thinking", "thinking": msg["reasoning_content"], "signature": ""})
+    citations = []
+    for entry in msg.get("passthrough") or []:
+        block = entry.get("block") or {}
+        if block.get("type") == "citations":
+            citations.extend(block.get("citations") or [])
+        elif block:
+            content.append(block)
+    text = completion.text
+    if text:
+        tb: dict[str, Any] = {"type": "text", "text": text}
+        if citations:
+            tb["citations"] = citations
+        content.append(tb)
+    for call in msg.get("tool_calls") or []:
+        fn = call.get("function") or {}
+        try:
+            args = orjson.loads(fn.get("arguments") or "{}")
+        except orjson.JSONDecodeError:
+            args = {}
+        content.append({
+            "type": "tool_use",
+            "id": call.get("id") or "",
+            "name": fn.get("name") or "",
+            "input": args if isinstance(args, dict) else {},
+        })
+    stop = native_stop_reason(completion.finish_reason, completion.native_finish_reason)
+    return {
+        "id": completion.id or "msg_modelwire",
+        "type": "message",
+        "role": "assistant",
+        "model": completion.model or (request or {}).get("model", ""),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": native_usage(completion.usage),
+    }

@@ -1,0 +1,395 @@
+"""Anthropic Messages streaming, both directions.
+
+:class:`StreamDecoder`: SSE bytes -> normalized events. One small handler per event
+type; per content block a slot that collects what the block needs when it stops
+(thinking text and signature, server tool input, citations).
+
+:class:`StreamEncoder`: normalized events -> the event sequence the real API sends:
+``message_start``, then per block ``content_block_start`` / ``content_block_delta``... /
+``content_block_stop`` (a ``ping`` after the first block starts, as the API does),
+``message_delta`` (stop_reason and cumulative usage), ``message_stop``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..accumulate import Accumulator
+from ..errors import ProtocolError
+from ..events import (
+    Finish,
+    Passthrough,
+    ReasoningBlock,
+    ReasoningDelta,
+    RefusalDelta,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
+from ._anthropic_response import (
+    DEFAULT_ISSUER,
+    error_from,
+    finish_reason,
+    native_stop_reason,
+    native_usage,
+    usage_from,
+)
+from ._sse import SSEDecoder, encode_event
+
+__all__ = ["StreamDecoder", "StreamEncoder"]
+
+log = logging.getLogger("modelwire.codecs.anthropic")
+
+
+class _Block:
+    __slots__ = ("kind", "block", "parts", "signature", "call", "citations")
+
+    def __init__(self, kind: str, block: dict[str, Any], call: int | None) -> None:
+        self.kind = kind
+        self.block = block
+        self.parts: list[str] = []
+        self.signature: str | None = None
+        self.call = call  # the tool call's ordinal for tool_use blocks
+        self.citations: list[Any] = []
+
+
+class StreamDecoder:
+    """``feed(bytes) -> list[StreamEvent]``; ``close()`` checks the stream ended properly."""
+
+    def __init__(self, *, issuer: str | None = None) -> None:
+        import orjson
+
+        self._loads = orjson.loads
+        self._json_error = orjson.JSONDecodeError
+        self.issuer = issuer or DEFAULT_ISSUER
+        self.model = ""
+        self.id = ""
+        self.unknown_events = 0
+        self._sse = SSEDecoder()
+        self._blocks: dict[int, _Block] = {}
+        self._calls = 0
+        self._usage: dict[str, Any] = {}
+        self._acc = Accumulator()
+        self._seen = 0
+        self._done = False
+        self._handlers = {
+            "message_start": self._message_start,
+            "content_block_start": self._block_start,
+            "content_block_delta": self._block_delta,
+            "content_block_stop": self._block_stop,
+            "message_delta": self._message_delta,
+            "message_stop": self._message_stop,
+            "error": self._error,
+            "ping": _ignore,
+        }
+
+    # ----------------------------------------------------------------- public
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self._events(self._sse.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        out = self._events(self._sse.close())
+        if self._seen == 0:
+            raise ProtocolError("Anthropic stream had no events")
+        if not self._done:
+            self._acc.model, self._acc.id = self.model, self.id
+            raise ProtocolError(
+                "Anthropic stream ended before message_stop (truncated)",
+                partial=self._acc.result(interrupted=True),
+            )
+        return out
+
+    # --------------------------------------------------------------- dispatch
+    def _events(self, sse_events: list[Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for sse in sse_events:
+            self._seen += 1
+            if not sse.data:
+                continue
+            try:
+                data = self._loads(sse.data)
+            except self._json_error as exc:
+                raise ProtocolError(f"Anthropic stream event is not JSON: {sse.data[:80]!r}") from exc
+            if not isinstance(data, dict):
+                raise ProtocolError("Anthropic stream event is not a JSON object")
+            kind = data.get("type") or sse.event
+            handler = self._handlers.get(kind)
+            if handler is None:
+                self.unknown_events += 1
+                log.debug("unknown Anthropic stream event %r ignored", kind)
+                continue
+            handler(data, out)
+        for ev in out:
+            self._acc.feed(ev)
+        return out
+
+    def _message_start(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        msg = data.get("message") or {}
+        self.model = str(msg.get("model") or self.model)
+        self.id = str(msg.get("id") or self.id)
+        if isinstance(msg.get("usage"), dict):
+            self._usage = dict(msg["usage"])
+            out.append(UsageEvent(usage_from(self._usage)))
+
+    def _block_start(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        block = data.get("content_block")
+        index = data.get("index")
+        if not isinstance(block, dict) or not isinstance(index, int):
+            raise ProtocolError("content_block_start without a content_block and index")
+        kind = str(block.get("type") or "")
+        call = None
+        if kind == "tool_use":
+            call = self._calls
+            self._calls += 1
+            out.append(ToolCallStart(call, str(block.get("id") or ""), str(block.get("name") or "")))
+        elif kind == "text" and block.get("text"):
+            out.append(TextDelta(block["text"]))
+        elif kind == "thinking" and block.get("thinking"):
+            out.append(ReasoningDelta(text=block["thinking"]))
+        elif kind == "redacted_thinking":
+            out.append(ReasoningDelta(redacted=str(block.get("data") or "")))
+        slot = _Block(kind, block, call)
+        if kind == "thinking" and block.get("thinking"):
+            slot.parts.append(block["thinking"])
+        self._blocks[index] = slot
+
+    def _block_delta(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        slot = self._blocks.get(data.get("index"))  # type: ignore[arg-type]
+        delta = data.get("delta")
+        if slot is None or not isinstance(delta, dict):
+            raise ProtocolError("content_block_delta for a block that never started")
+        kind = delta.get("type")
+        if kind == "text_delta":
+            out.append(TextDelta(str(delta.get("text") or "")))
+        elif kind == "input_json_delta":
+            frag = str(delta.get("partial_json") or "")
+            if slot.call is not None:
+                if frag:
+                    slot.parts.append(frag)
+                    out.append(ToolCallDelta(slot.call, frag))
+            else:
+                slot.parts.append(frag)  # server tool input, kept for the passthrough block
+        elif kind == "thinking_delta":
+            text = str(delta.get("thinking") or "")
+            slot.parts.append(text)
+            out.append(ReasoningDelta(text=text))
+        elif kind == "signature_delta":
+            slot.signature = str(delta.get("signature") or "")
+            out.append(ReasoningDelta(signature=slot.signature))
+        elif kind == "citations_delta":
+            slot.citations.append(delta.get("citation"))
+        else:
+            self.unknown_events += 1
+            log.debug("unknown Anthropic delta %r ignored", kind)
+
+    def _block_stop(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        slot = self._blocks.pop(data.get("index"), None)  # type: ignore[arg-type]
+        if slot is None:
+            raise ProtocolError("content_block_stop for a block that never started")
+        kind = slot.kind
+        if kind == "tool_use":
+            if not slot.parts:  # no deltas: the start's input is the whole argument object
+                import orjson
+
+                out.append(ToolCallDelta(slot.call, orjson.dumps(slot.block.get("input") or {}).decode()))  # type: ignore[arg-type]
+            out.append(ToolCallEnd(slot.call))  # type: ignore[arg-type]
+        elif kind == "thinking":
+            block = {"type": "thinking", "thinking": "".join(slot.parts)}
+            block["signature"] = slot.signature if slot.signature is not None else slot.block.get("signature", "")
+            out.append(ReasoningBlock(self.issuer, block))
+        elif kind == "redacted_thinking":
+            out.append(ReasoningBlock(self.issuer, dict(slot.block)))
+        elif kind == "text":
+            cites = [c for c in (slot.block.get("citations") or []) + slot.citations if c is not None]
+            if cites:
+                out.append(Passthrough(self.issuer, {"type": "citations", "citations": cites}))
+        else:
+            block = dict(slot.block)
+            if slot.parts:  # server_tool_use / mcp_tool_use: input arrived as JSON deltas
+                joined = "".join(slot.parts)
+                try:
+                    block["input"] = self._loads(joined) if joined else block.get("input", {})
+                except self._json_error as exc:
+                    raise ProtocolError(f"{kind} input is not JSON") from exc
+            out.append(Passthrough(self.issuer, block))
+
+    def _message_delta(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            # cumulative: the latest value of each field wins, never summed
+            self._usage.update({k: v for k, v in usage.items() if v is not None})
+            out.append(UsageEvent(usage_from(self._usage)))
+        stop = (data.get("delta") or {}).get("stop_reason")
+        if stop:
+            out.append(Finish(finish_reason(stop), native=stop))
+
+    def _message_stop(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        self._done = True
+
+    def _error(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        err = data.get("error") or {}
+        error = error_from(str(err.get("type") or ""), str(err.get("message") or ""), body=data,
+                           request_id=data.get("request_id"))
+        self._acc.model, self._acc.id = self.model, self.id
+        error.partial = self._acc.result(interrupted=True)
+        self._done = True  # the stream ended, by the provider's own word
+        out.append(StreamError(error))
+
+
+def _ignore(data: dict[str, Any], out: list[StreamEvent]) -> None:
+    return None
+
+
+# ======================================================================= encoder
+class StreamEncoder:
+    """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
+
+    def __init__(self, *, model: str, id: str | None = None, request: dict[str, Any] | None = None) -> None:
+        import orjson
+
+        self._dumps = orjson.dumps
+        self.model = model
+        self.id = id or "msg_modelwire"
+        self._started = False
+        self._pinged = False
+        self._index = -1
+        self._open: str | None = None  # kind of the open block
+        self._open_call: int | None = None
+        self._usage: Any = None
+        self._finish: Finish | None = None
+        self._closed = False
+
+    def _ev(self, name: str, payload: dict[str, Any]) -> bytes:
+        return encode_event(self._dumps(payload), name)
+
+    def _start(self, usage: Any) -> bytes:
+        self._started = True
+        u = native_usage(usage) if usage else {"input_tokens": 0, "output_tokens": 0}
+        return self._ev("message_start", {"type": "message_start", "message": {
+            "id": self.id, "type": "message", "role": "assistant", "model": self.model,
+            "content": [], "stop_reason": None, "stop_sequence": None, "usage": u}})
+
+    def _open_block(self, kind: str, block: dict[str, Any], call: int | None = None) -> bytes:
+        out = self._close_block()
+        self._index += 1
+        self._open, self._open_call = kind, call
+        out += self._ev("content_block_start", {"type": "content_block_start", "index": self._index,
+                                                "content_block": block})
+        if not self._pinged:
+            self._pinged = True
+            out += self._ev("ping", {"type": "ping"})
+        return out
+
+    def _close_block(self) -> bytes:
+        if self._open is None:
+            return b""
+        self._open = self._open_call = None
+        return self._ev("content_block_stop", {"type": "content_block_stop", "index": self._index})
+
+    def _delta(self, delta: dict[str, Any]) -> bytes:
+        return self._ev("content_block_delta", {"type": "content_block_delta", "index": self._index,
+                                                "delta": delta})
+
+    def feed(self, event: StreamEvent) -> bytes:
+        if self._closed:
+            return b""
+        out = b""
+        if not self._started:
+            out = self._start(event.usage if type(event) is UsageEvent else None)  # type: ignore[union-attr]
+            if type(event) is UsageEvent:
+                self._usage = event.usage  # type: ignore[union-attr]
+                return out
+        return out + self._dispatch(event)
+
+    def _dispatch(self, ev: StreamEvent) -> bytes:  # noqa: C901 - one branch per event kind
+        t = type(ev)
+        if t is TextDelta or t is RefusalDelta:
+            out = b"" if self._open == "text" else self._open_block("text", {"type": "text", "text": ""})
+            return out + self._delta({"type": "text_delta", "text": ev.text})  # type: ignore[union-attr]
+        if t is ReasoningDelta:
+            return self._reasoning(ev)  # type: ignore[arg-type]
+        if t is ReasoningBlock:
+            return self._reasoning_block(ev)  # type: ignore[arg-type]
+        if t is ToolCallStart:
+            return self._open_block("tool_use", {"type": "tool_use", "id": ev.id, "name": ev.name,  # type: ignore[union-attr]
+                                                 "input": {}}, call=ev.index)  # type: ignore[union-attr]
+        if t is ToolCallDelta:
+            if self._open != "tool_use" or self._open_call != ev.index:  # type: ignore[union-attr]
+                # Anthropic streams one block at a time; a fragment for a call that is
+                # no longer open cannot be expressed (interleaved parallel calls)
+                log.warning("tool call %d argument fragment after its block closed: dropped", ev.index)  # type: ignore[union-attr]
+                return b""
+            return self._delta({"type": "input_json_delta", "partial_json": ev.arguments})  # type: ignore[union-attr]
+        if t is ToolCallEnd:
+            return self._close_block() if self._open_call == ev.index else b""  # type: ignore[union-attr]
+        if t is Passthrough:
+            return self._passthrough(ev.block)  # type: ignore[union-attr]
+        if t is UsageEvent:
+            self._usage = ev.usage  # type: ignore[union-attr]
+            return b""
+        if t is Finish:
+            self._finish = ev  # type: ignore[assignment]
+            return self._close_block()
+        if t is StreamError:
+            return self._error(ev.error)  # type: ignore[union-attr]
+        return b""
+
+    def _reasoning(self, ev: ReasoningDelta) -> bytes:
+        out = b""
+        if ev.redacted is not None:
+            return self._open_block("redacted_thinking", {"type": "redacted_thinking", "data": ev.redacted})
+        if self._open != "thinking":
+            out = self._open_block("thinking", {"type": "thinking", "thinking": "", "signature": ""})
+        if ev.text:
+            out += self._delta({"type": "thinking_delta", "thinking": ev.text})
+        if ev.signature is not None:
+            out += self._delta({"type": "signature_delta", "signature": ev.signature})
+        return out
+
+    def _reasoning_block(self, ev: ReasoningBlock) -> bytes:
+        if self._open in ("thinking", "redacted_thinking"):
+            return self._close_block()  # the deltas already carried this block
+        block = ev.block
+        if ev.issuer != DEFAULT_ISSUER or block.get("type") not in ("thinking", "redacted_thinking"):
+            return b""  # foreign blocks never reach an Anthropic client as thinking
+        out = self._reasoning(ReasoningDelta(redacted=block["data"]) if block["type"] == "redacted_thinking"
+                              else ReasoningDelta(text=block.get("thinking", ""), signature=block.get("signature")))
+        return out + self._close_block()
+
+    def _passthrough(self, block: dict[str, Any]) -> bytes:
+        if block.get("type") == "citations":
+            if self._open != "text":
+                return b""
+            return b"".join(self._delta({"type": "citations_delta", "citation": c})
+                            for c in block.get("citations") or [])
+        if "input" in block and block.get("type", "").endswith("tool_use"):
+            # server tool calls stream their input as JSON deltas, like the API does
+            out = self._open_block("server", {**block, "input": {}})
+            out += self._delta({"type": "input_json_delta",
+                                "partial_json": self._dumps(block["input"]).decode()})
+            return out + self._close_block()
+        return self._open_block("server", dict(block)) + self._close_block()
+
+    def _error(self, error: Any) -> bytes:
+        out = self._close_block()
+        self._closed = True
+        etype = getattr(error, "code", None) or "api_error"
+        return out + self._ev("error", {"type": "error", "error": {"type": etype, "message": str(error)}})
+
+    def close(self) -> bytes:
+        if self._closed:
+            return b""
+        out = b"" if self._started else self._start(None)
+        out += self._close_block()
+        self._closed = True
+        fin = self._finish
+        stop = native_stop_reason(fin.reason, fin.native) if fin else "end_turn"
+        out += self._ev("message_delta", {"type": "message_delta",
+                                          "delta": {"stop_reason": stop, "stop_sequence": None},
+                                          "usage": native_usage(self._usage) if self._usage else {"output_tokens": 0}})
+        return out + self._ev("message_stop", {"type": "message_stop"})
