@@ -1,0 +1,351 @@
+"""Redis store: credential state shared by several machines.
+
+Every change is one Lua script (atomic on the server). Layout under ``prefix``:
+
+- ``{prefix}cred:{provider}``      hash  id → JSON record (request_count lives apart)
+- ``{prefix}count:{provider}``     hash  id → request count (HINCRBY, exact)
+- ``{prefix}leases:{provider}``    zset  lease id → expiry (a lease is a TTL entry:
+                                         expired ones are dropped by every acquire)
+- ``{prefix}owner:{provider}``     hash  lease id → credential id
+- ``{prefix}rotation:{provider}``  round-robin counter; ``{prefix}salt``; ``{prefix}lock:{name}``
+
+Fail-open: every command has a 50 ms socket timeout. When Redis does not answer,
+the store logs one warning, reports ``health == "degraded"`` and serves from an
+in-process :class:`~.memory.MemoryStore` seeded with the last records it read, so
+requests keep flowing (each machine then cools and leases on its own). It tries
+Redis again every :data:`RECONNECT_INTERVAL` seconds (peers' bug: an unreachable
+Redis blocked every request forever, litellm PR#35273).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from ..cooldown import Mark
+from ..credential import PooledCredential
+from ._ops import Acquired, Order, new_lease_id
+from .memory import MemoryStore
+
+__all__ = ["RedisStore"]
+
+log = logging.getLogger("modelwire.credentials")
+T = TypeVar("T")
+
+TIMEOUT = 0.05  # seconds, connect and each command
+RECONNECT_INTERVAL = 5.0
+
+_ACQUIRE = """
+local now, ttl, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local order, lease_id = ARGV[4], ARGV[5]
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now)
+for _, l in ipairs(expired) do redis.call('HDEL', KEYS[3], l) end
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local counts = {}
+for _, l in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local c = redis.call('HGET', KEYS[3], l)
+  if c then counts[c] = (counts[c] or 0) + 1 end
+end
+local avail = {}
+for i = 6, #ARGV do
+  local raw = redis.call('HGET', KEYS[1], ARGV[i])
+  if raw then
+    local r = cjson.decode(raw)
+    local untilv = tonumber(r.cooldown_until)
+    if r.status == 'ok' or (r.status == 'cooling' and (untilv == nil or untilv <= now)) then
+      table.insert(avail, ARGV[i])
+    end
+  end
+end
+if #avail == 0 then return false end
+if order == 'rotate' then
+  local n = tonumber(redis.call('GET', KEYS[4]) or '0')
+  redis.call('INCR', KEYS[4])
+  local k, rotated = n % #avail, {}
+  for i = 1, #avail do rotated[i] = avail[((i - 1 + k) % #avail) + 1] end
+  avail = rotated
+elseif order == 'least_used' then
+  local pos, used = {}, {}
+  for i, id in ipairs(avail) do
+    pos[id] = i
+    used[id] = tonumber(redis.call('HGET', KEYS[5], id) or '0')
+  end
+  table.sort(avail, function(a, b)
+    if used[a] ~= used[b] then return used[a] < used[b] end
+    return pos[a] < pos[b]
+  end)
+end
+local chosen = nil
+for _, id in ipairs(avail) do
+  if (counts[id] or 0) < cap then chosen = id; break end
+end
+if not chosen then
+  chosen = avail[1]
+  for _, id in ipairs(avail) do
+    if (counts[id] or 0) < (counts[chosen] or 0) then chosen = id end
+  end
+end
+redis.call('HINCRBY', KEYS[5], chosen, 1)
+redis.call('ZADD', KEYS[2], now + ttl, lease_id)
+redis.call('HSET', KEYS[3], lease_id, chosen)
+return chosen
+"""
+
+_MARK = """
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return false end
+local r = cjson.decode(raw)
+local status, now = ARGV[2], tonumber(ARGV[6])
+local function opt(v) if v == '' then return cjson.null end return v end
+if status == 'ok' then
+  r.status, r.cooldown_until, r.status_at = 'ok', cjson.null, now
+  r.last_error_code, r.last_error_reason = cjson.null, cjson.null
+elseif r.status ~= 'dead' then
+  r.status_at, r.last_error_code, r.last_error_reason = now, opt(ARGV[4]), opt(ARGV[5])
+  if status == 'dead' then
+    r.status, r.cooldown_until = 'dead', cjson.null
+  else
+    local untilv = tonumber(ARGV[3]) or now
+    local existing = tonumber(r.cooldown_until)
+    if r.status == 'cooling' and existing ~= nil and existing > untilv then untilv = existing end
+    r.status, r.cooldown_until = 'cooling', untilv
+  end
+end
+raw = cjson.encode(r)
+redis.call('HSET', KEYS[1], ARGV[1], raw)
+return raw
+"""
+
+_PATCH = """
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return false end
+local r = cjson.decode(raw)
+for k, v in pairs(cjson.decode(ARGV[2])) do r[k] = v end
+raw = cjson.encode(r)
+redis.call('HSET', KEYS[1], ARGV[1], raw)
+return raw
+"""
+
+_RENEW = """
+local exp = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not exp or tonumber(exp) <= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
+return 1
+"""
+
+_UNLOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class RedisStore:
+    def __init__(self, url: str, *, prefix: str = "modelwire:", client: Any = None) -> None:
+        import redis
+
+        self.url = url
+        self.prefix = prefix
+        self.health = "ok"
+        self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+        self._redis = client or redis.Redis.from_url(
+            url, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT, retry_on_timeout=False,
+            decode_responses=True, health_check_interval=0,
+        )
+        self._fallback = MemoryStore()
+        self._down_since: float | None = None
+        self._scripts = {name: self._redis.register_script(src) for name, src in
+                         (("acquire", _ACQUIRE), ("mark", _MARK), ("patch", _PATCH),
+                          ("renew", _RENEW), ("unlock", _UNLOCK))}
+
+    # ------------------------------------------------------------------ fail-open
+    def _call(self, op: Callable[[], T], fallback: Callable[[MemoryStore], T]) -> T:
+        if self._down_since is not None and time.monotonic() - self._down_since < RECONNECT_INTERVAL:
+            return fallback(self._fallback)
+        try:
+            result = op()
+        except self._errors as exc:
+            if self._down_since is None:
+                log.warning("credential store %s unreachable (%s); using in-process state "
+                            "until it answers (status: degraded)", self._safe_url(), type(exc).__name__)
+            self._down_since = time.monotonic()
+            self.health = "degraded"
+            return fallback(self._fallback)
+        if self._down_since is not None:
+            log.warning("credential store %s reachable again", self._safe_url())
+        self._down_since = None
+        self.health = "ok"
+        return result
+
+    def _safe_url(self) -> str:
+        # redis://:password@host → never log the password
+        rest = self.url.split("://", 1)[-1]
+        return self.url.split("://", 1)[0] + "://" + rest.rsplit("@", 1)[-1]
+
+    def _k(self, kind: str, provider: str = "") -> str:
+        return f"{self.prefix}{kind}:{provider}" if provider else f"{self.prefix}{kind}"
+
+    # ------------------------------------------------------------------ records
+    def salt(self) -> bytes:
+        def op() -> bytes:
+            self._redis.set(self._k("salt"), os.urandom(32).hex(), nx=True)
+            value = bytes.fromhex(self._redis.get(self._k("salt")))
+            self._fallback._salt = value  # the degraded mode must fingerprint identically
+            return value
+
+        return self._call(op, lambda m: m.salt())
+
+    def _decode(self, provider: str, raw: str, count: Any) -> PooledCredential:
+        record = json.loads(raw)
+        record["request_count"] = int(count or 0)
+        return PooledCredential.from_record(record)
+
+    def list(self, provider: str | None = None) -> list[PooledCredential]:
+        def op() -> list[PooledCredential]:
+            providers = [provider] if provider else sorted(
+                key[len(self._k("cred")) + 1:] for key in self._redis.scan_iter(self._k("cred") + ":*"))
+            creds = []
+            for p in providers:
+                counts = self._redis.hgetall(self._k("count", p))
+                for cid, raw in sorted(self._redis.hgetall(self._k("cred", p)).items()):
+                    creds.append(self._decode(p, raw, counts.get(cid)))
+            for cred in creds:  # remember the last known state for degraded mode
+                self._fallback.put(cred)
+            return creds
+
+        return self._call(op, lambda m: m.list(provider))
+
+    def get(self, provider: str, cred_id: str) -> PooledCredential | None:
+        def op() -> PooledCredential | None:
+            raw = self._redis.hget(self._k("cred", provider), cred_id)
+            if raw is None:
+                return None
+            return self._decode(provider, raw, self._redis.hget(self._k("count", provider), cred_id))
+
+        return self._call(op, lambda m: m.get(provider, cred_id))
+
+    def _encode(self, cred: PooledCredential) -> str:
+        record = cred.to_record(with_secret=True)
+        record.pop("request_count")
+        return json.dumps(record)
+
+    def put(self, cred: PooledCredential) -> None:
+        def op() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hset(self._k("cred", cred.provider), cred.id, self._encode(cred))
+            pipe.hset(self._k("count", cred.provider), cred.id, cred.request_count)
+            pipe.execute()
+            self._fallback.put(cred)
+
+        self._call(op, lambda m: m.put(cred))
+
+    def insert_if_absent(self, cred: PooledCredential) -> PooledCredential:
+        def op() -> PooledCredential:
+            self._redis.hsetnx(self._k("cred", cred.provider), cred.id, self._encode(cred))
+            stored = self.get(cred.provider, cred.id)
+            assert stored is not None
+            self._fallback.put(stored)
+            return stored
+
+        return self._call(op, lambda m: m.insert_if_absent(cred))
+
+    def delete(self, provider: str, cred_id: str) -> bool:
+        def op() -> bool:
+            self._fallback.delete(provider, cred_id)
+            self._redis.hdel(self._k("count", provider), cred_id)
+            return bool(self._redis.hdel(self._k("cred", provider), cred_id))
+
+        return self._call(op, lambda m: m.delete(provider, cred_id))
+
+    def _scripted(self, name: str, provider: str, cred_id: str, *args: Any) -> PooledCredential | None:
+        raw = self._scripts[name](keys=[self._k("cred", provider)], args=[cred_id, *args])
+        if not raw:
+            return None
+        cred = self._decode(provider, raw, self._redis.hget(self._k("count", provider), cred_id))
+        self._fallback.put(cred)
+        return cred
+
+    def patch(self, provider: str, cred_id: str, fields: Mapping[str, Any]) -> PooledCredential | None:
+        body = {k: v for k, v in fields.items() if k != "request_count"}
+        return self._call(lambda: self._scripted("patch", provider, cred_id, json.dumps(body)),
+                          lambda m: m.patch(provider, cred_id, fields))
+
+    def mark(self, provider: str, cred_id: str, mark: Mark, now: float) -> PooledCredential | None:
+        args = (mark.status, "" if mark.until is None else repr(mark.until), mark.code or "",
+                mark.reason or "", repr(now))
+        return self._call(lambda: self._scripted("mark", provider, cred_id, *args),
+                          lambda m: m.mark(provider, cred_id, mark, now))
+
+    # ------------------------------------------------------------------ leases
+    def acquire(
+        self, provider: str, candidates: Sequence[str], *, cap: int, ttl: float, now: float,
+        order: Order,
+    ) -> Acquired | None:
+        def op() -> Acquired | None:
+            lease_id = new_lease_id()
+            keys = [self._k("cred", provider), self._k("leases", provider),
+                    self._k("owner", provider), self._k("rotation", provider),
+                    self._k("count", provider)]
+            chosen = self._scripts["acquire"](
+                keys=keys, args=[repr(now), repr(ttl), cap, order, lease_id, *candidates])
+            return Acquired(chosen, lease_id, now + ttl) if chosen else None
+
+        return self._call(op, lambda m: m.acquire(provider, candidates, cap=cap, ttl=ttl, now=now,
+                                                  order=order))
+
+    def renew(self, provider: str, lease_id: str, *, ttl: float, now: float) -> bool:
+        return self._call(
+            lambda: bool(self._scripts["renew"](keys=[self._k("leases", provider)],
+                                                args=[lease_id, repr(now), repr(ttl)])),
+            lambda m: m.renew(provider, lease_id, ttl=ttl, now=now))
+
+    def release(self, provider: str, lease_id: str) -> None:
+        def op() -> None:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.zrem(self._k("leases", provider), lease_id)
+            pipe.hdel(self._k("owner", provider), lease_id)
+            pipe.execute()
+            self._fallback.release(provider, lease_id)
+
+        self._call(op, lambda m: m.release(provider, lease_id))
+
+    def lease_counts(self, provider: str, now: float) -> dict[str, int]:
+        def op() -> dict[str, int]:
+            live = self._redis.zrangebyscore(self._k("leases", provider), f"({now!r}", "+inf")
+            owners = self._redis.hmget(self._k("owner", provider), live) if live else []
+            counts: dict[str, int] = {}
+            for cid in owners:
+                if cid:
+                    counts[cid] = counts.get(cid, 0) + 1
+            return counts
+
+        return self._call(op, lambda m: m.lease_counts(provider, now))
+
+    # ------------------------------------------------------------------ lock
+    @contextmanager
+    def lock(self, name: str, *, ttl: float = 30.0, timeout: float = 30.0) -> Iterator[None]:
+        """``SET NX PX`` with a random owner; released by a compare-and-delete script.
+        Degraded: an in-process lock (other machines cannot be reached anyway)."""
+        if self.health == "degraded" and self._down_since is not None:
+            with self._fallback.lock(name, ttl=ttl, timeout=timeout):
+                yield None
+            return
+        key, owner = self._k("lock", name), new_lease_id()
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while not self._redis.set(key, owner, nx=True, px=int(ttl * 1000)):
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"lock {name!r} not acquired in {timeout} s")
+            time.sleep(delay)  # another process holds it: nothing local to wait on
+            delay = min(delay * 2, 0.1)
+        try:
+            yield None
+        finally:
+            self._scripts["unlock"](keys=[key], args=[owner])
+
+    def close(self) -> None:
+        self._redis.close()

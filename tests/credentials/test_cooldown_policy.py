@@ -1,0 +1,128 @@
+"""Pure cooldown policy: what each outcome does to a credential."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelwire.credentials.cooldown import (
+    AUTH_COOLDOWN,
+    DEFAULT_COOLDOWN,
+    SOLE_CREDENTIAL_MAX_COOLDOWN,
+    Mark,
+    decide,
+)
+from modelwire.credentials.stores._ops import apply_mark, choose
+from modelwire.errors import AuthenticationError, BillingError, RateLimitError
+
+NOW = 1_800_000_000.0
+
+
+def test_rate_limit_cools_for_an_hour_by_default():
+    mark = decide("rate_limited", auth_type="api_key", now=NOW, sole=False)
+    assert mark == Mark("cooling", NOW + DEFAULT_COOLDOWN, "rate_limited", None)
+
+
+def test_provider_reset_time_wins_over_the_default():
+    err = RateLimitError("slow down", headers={"retry-after": "90"})
+    mark = decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err)
+    assert mark.until == NOW + 90
+    assert mark.code == "429"
+
+
+def test_provider_reset_longer_than_600s_is_kept_for_cooldowns():
+    err = RateLimitError("quota", headers={"x-ratelimit-remaining-tokens": "0",
+                                           "x-ratelimit-reset-tokens": "2h3m"})
+    mark = decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err)
+    assert mark.until == NOW + 7380
+
+
+def test_body_hint_from_a_plain_dict_error():
+    err = {"status": 429, "body": {"error": {"message": "Please try again in 20s."}}}
+    mark = decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err)
+    assert mark.until == NOW + 20
+
+
+def test_retry_after_attribute_is_used_when_no_headers():
+    err = RateLimitError("x", retry_after=42.0)
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err).until == NOW + 42
+
+
+def test_sole_credential_cools_at_most_60s_on_rate_limit():
+    err = RateLimitError("x", headers={"retry-after": "3000"})
+    mark = decide("rate_limited", auth_type="api_key", now=NOW, sole=True, error=err)
+    assert mark.until == NOW + SOLE_CREDENTIAL_MAX_COOLDOWN
+
+
+def test_sole_credential_billing_cools_fully():
+    err = BillingError("quota exhausted", headers={"retry-after": "3000"})
+    mark = decide("billing", auth_type="api_key", now=NOW, sole=True, error=err)
+    assert mark.until == NOW + 3000
+    assert decide("billing", auth_type="api_key", now=NOW, sole=True).until == NOW + DEFAULT_COOLDOWN
+
+
+def test_401_on_api_key_cools_five_minutes():
+    mark = decide("auth_failed", auth_type="api_key", now=NOW, sole=False,
+                  error=AuthenticationError("bad key"))
+    assert mark.status == "cooling"
+    assert mark.until == NOW + AUTH_COOLDOWN
+    assert mark.reason == "bad key"
+
+
+@pytest.mark.parametrize("code", ["invalid_grant", "token_revoked", "refresh_token_reused"])
+def test_terminal_auth_reason_is_dead(code):
+    err = AuthenticationError("gone", body={"error": {"type": code, "message": "gone"}})
+    assert decide("auth_failed", auth_type="oauth", now=NOW, sole=False, error=err).status == "dead"
+
+
+def test_revoked_is_dead():
+    assert decide("revoked", auth_type="api_key", now=NOW, sole=True).status == "dead"
+
+
+@pytest.mark.parametrize("outcome", ["success", "overloaded", "server_error", "error"])
+def test_outcomes_that_never_cool(outcome):
+    assert decide(outcome, auth_type="api_key", now=NOW, sole=False) is None
+
+
+def test_unknown_outcome_is_rejected():
+    with pytest.raises(ValueError, match="unknown outcome"):
+        decide("bogus", auth_type="api_key", now=NOW, sole=False)  # type: ignore[arg-type]
+
+
+def test_reason_never_carries_a_secret():
+    err = AuthenticationError("Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwx")
+    mark = decide("auth_failed", auth_type="api_key", now=NOW, sole=False, error=err)
+    assert "abcdefghijklmnop" not in mark.reason
+
+
+# ---------------------------------------------------------------- marks on records
+def test_recooling_keeps_the_later_deadline():
+    record = {"status": "cooling", "cooldown_until": NOW + 600}
+    shorter = apply_mark(record, Mark("cooling", NOW + 60, "429"), NOW)
+    assert shorter["cooldown_until"] == NOW + 600
+    longer = apply_mark(record, Mark("cooling", NOW + 900, "429"), NOW)
+    assert longer["cooldown_until"] == NOW + 900
+
+
+def test_expired_cooldown_does_not_extend_a_new_one():
+    record = {"status": "cooling", "cooldown_until": NOW - 10}
+    assert apply_mark(record, Mark("cooling", NOW + 5), NOW)["cooldown_until"] == NOW + 5
+
+
+def test_dead_is_terminal_until_reset():
+    dead = apply_mark({"status": "ok"}, Mark("dead", None, "invalid_grant"), NOW)
+    assert apply_mark(dead, Mark("cooling", NOW + 5), NOW)["status"] == "dead"
+    assert apply_mark(dead, Mark("ok"), NOW)["status"] == "ok"
+
+
+def test_choose_skips_cooling_and_dead_and_revives_expired():
+    records = {"a": {"status": "dead"}, "b": {"status": "cooling", "cooldown_until": NOW + 1},
+               "c": {"status": "cooling", "cooldown_until": NOW}, "d": {"status": "ok"}}
+    pick = choose(["a", "b", "c", "d"], records, {}, cap=1, now=NOW, order="ordered", rotation=0)
+    assert pick == "c"
+
+
+def test_choose_at_cap_hands_out_the_least_leased():
+    records = {k: {"status": "ok"} for k in "abc"}
+    assert choose("abc", records, {"a": 1, "b": 1}, cap=1, now=NOW, order="ordered", rotation=0) == "c"
+    assert choose("abc", records, {"a": 3, "b": 1, "c": 2}, cap=1, now=NOW, order="ordered",
+                  rotation=0) == "b"
