@@ -31,6 +31,13 @@ def sanitize_moonshot_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _push_type_into_unions(node: dict[str, Any]) -> dict[str, Any]:
+    for union in _UNIONS:
+        branches = node.get(union)
+        # anyOf made only of empty objects constrains nothing but 400s (#72254);
+        # decided here, before the second pass gives untyped `{}` branches a type
+        if isinstance(branches, list) and branches and all(map(_is_empty_object, branches)):
+            node.pop(union)
+            node.setdefault("type", "object")
     kind = node.get("type")
     if isinstance(kind, str) and kind != "null":
         for union in _UNIONS:
@@ -71,11 +78,6 @@ def _collapse_null_unions(node: dict[str, Any]) -> dict[str, Any]:
             continue
         # anyOf [X, {type: null}] means "optional X": Moonshot rejects null branches.
         kept = [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
-        # anyOf made only of empty objects constrains nothing but 400s (#72254).
-        if kept and all(_is_empty_object(b) for b in kept):
-            node.pop(union)
-            node.setdefault("type", "object")
-            continue
         if len(kept) == 1 and isinstance(kept[0], dict):
             node.pop(union)
             merged = {k: v for k, v in node.items() if k != "type"}

@@ -144,15 +144,16 @@ def _from_entry(
     name: str, entry: ModelEntry, base_url: str | None, api_mode: str | None,
     environ: Mapping[str, str],
 ) -> ResolvedModel:
-    profile = get_profile(entry.provider)
-    if entry.auth_style is not None:
-        profile = dataclasses.replace(profile, auth_style=entry.auth_style)
-    return _build(
-        name, profile, entry.model,
+    resolved = _build(
+        name, get_profile(entry.provider), entry.model,
         base_url=base_url or entry.base_url, api_mode=api_mode or entry.api_mode,
         thinking=entry.thinking, api_key_env=entry.api_key_env, extra=dict(entry.extra),
         headers=entry.headers, environ=environ,
     )
+    if entry.auth_style is not None:  # e.g. an Anthropic-style endpoint that wants Bearer
+        profile = dataclasses.replace(resolved.profile, auth_style=entry.auth_style)
+        resolved = dataclasses.replace(resolved, profile=profile)
+    return resolved
 
 
 def _build(
