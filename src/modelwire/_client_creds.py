@@ -1,0 +1,186 @@
+"""Where the Client's key comes from, behind one small interface.
+
+* :class:`FixedKey`: ``api_key=`` given to the Client (bypasses any pool), or
+  no key at all (local servers, the emulator).
+* :class:`EnvKey`: the profile's key variables, read directly, in priority order.
+* :class:`PoolKey`: a lease per request from :class:`modelwire.credentials.CredentialPool`,
+  with outcomes reported back (success, cool/rotate, refresh on 401 for OAuth) and
+  the lease released in every case.
+
+Each ``acquire()`` returns a :class:`Held` (the secret, a printable label, and
+what the ladder needs to know: pooled? OAuth? another one free?).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .errors import NoCredentialsError
+
+if TYPE_CHECKING:
+    from .providers.profile import ProviderProfile
+    from .resilience.classify import Failure
+
+__all__ = ["CredentialSource", "EnvKey", "FixedKey", "Held", "PoolKey", "source_for"]
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    secret: str | None = field(repr=False)
+    label: str | None = None  # printable (masked), for Attempt records
+    pooled: bool = False
+    oauth: bool = False
+    lease: Any = field(default=None, repr=False, compare=False)
+
+
+class CredentialSource(Protocol):
+    def acquire(self) -> Held: ...
+    def succeeded(self, held: Held) -> None: ...
+    def failed(self, held: Held, failure: Failure, action: str) -> None: ...
+    def release(self, held: Held) -> None: ...
+    def other_available(self, held: Held) -> bool: ...
+    def refresh(self, held: Held, error: Any = None) -> bool: ...
+
+
+class FixedKey:
+    """One secret (or none) for every request."""
+
+    def __init__(self, secret: str | None, label: str | None = None) -> None:
+        self._held = Held(secret, label)
+
+    def acquire(self) -> Held:
+        return self._held
+
+    def succeeded(self, held: Held) -> None:
+        pass
+
+    def failed(self, held: Held, failure: Failure, action: str) -> None:
+        pass
+
+    def release(self, held: Held) -> None:
+        pass
+
+    def other_available(self, held: Held) -> bool:
+        return False
+
+    def refresh(self, held: Held, error: Any = None) -> bool:
+        return False
+
+
+class EnvKey(FixedKey):
+    """The first set variable among the profile's key variables, read at each request
+    (a key exported after the Client was made is picked up)."""
+
+    def __init__(self, provider: str, names: tuple[str, ...], optional: bool = False) -> None:
+        super().__init__(None)
+        self._provider = provider
+        self._names = names
+        self._optional = optional
+
+    def acquire(self) -> Held:
+        for name in self._names:
+            value = os.environ.get(name)
+            if value:
+                return Held(value, f"env:{name}")
+        if self._optional or not self._names:
+            return Held(None)
+        raise NoCredentialsError(
+            f"no API key for {self._provider}: set {' or '.join(self._names)}"
+        )
+
+
+# the ladder's failure kinds → the pool's outcome vocabulary (credentials.cooldown.Outcome)
+_OUTCOMES = {"rate_limit": "rate_limited", "billing": "billing", "auth": "auth_failed"}
+
+
+class PoolKey:
+    """A lease per request from a credential pool; outcomes reported, lease always released.
+
+    The pool is opened on first use (it discovers keys from the environment and
+    opens its store), so constructing a Client stays cheap.
+    """
+
+    def __init__(self, factory: Callable[[], Any]) -> None:
+        self._factory = factory
+        self._pool: Any = None
+
+    @property
+    def pool(self) -> Any:
+        if self._pool is None:
+            self._pool = self._factory()
+        return self._pool
+
+    def acquire(self) -> Held:
+        lease = self.pool.lease()
+        cred = lease.credential
+        label = cred.label or cred.source or cred.id
+        return Held(lease.secret, str(label), True, cred.auth_type == "oauth", lease)
+
+    def succeeded(self, held: Held) -> None:
+        if held.lease is not None:
+            self.pool.report(held.lease, "success")
+
+    def failed(self, held: Held, failure: Failure, action: str) -> None:
+        # the pool owns the cooldown rules: it hears about every credential fault
+        # (rate limit, quota, auth on this key) whatever the ladder does next. A
+        # refresh reports the 401 itself (the pool refreshes under its lock).
+        outcome = _OUTCOMES.get(failure.kind)
+        if outcome is None or not failure.credential_fault or action == "refresh":
+            return
+        if held.lease is not None:
+            self.pool.report(held.lease, outcome, failure.error)
+
+    def release(self, held: Held) -> None:
+        if held.lease is not None:
+            held.lease.release()
+
+    def other_available(self, held: Held) -> bool:
+        pool = self.pool
+        current = getattr(getattr(held.lease, "credential", None), "id", None)
+        now = pool.clock.time()
+        return any(c.id != current and c.is_available(now) for c in pool.credentials())
+
+    def refresh(self, held: Held, error: Any = None) -> bool:
+        """Report the 401: the pool refreshes an OAuth credential (single-use refresh
+        tokens, cross-process lock). True when a new token came back."""
+        lease = held.lease
+        if lease is None:
+            return False
+        before = lease.secret
+        cred = self.pool.report(lease, "auth_failed", error)
+        return lease.secret != before and getattr(cred, "status", "ok") != "dead"
+
+
+def source_for(
+    profile: ProviderProfile,
+    *,
+    api_key: str | None,
+    api_key_env: tuple[str, ...],
+    config: Any,
+) -> CredentialSource:
+    """The credential source for one resolved model (see the module docstring)."""
+    if api_key is not None:
+        return FixedKey(api_key, "api_key")
+    if profile.name.startswith("emulator"):
+        # the emulator accepts any non-empty key unless it was started with --keys
+        secret = next((os.environ[n] for n in api_key_env if os.environ.get(n)), None)
+        return FixedKey(secret or "modelwire-emulator", "emulator")
+    names = tuple(api_key_env) or tuple(profile.key_env)
+    optional = profile.local or profile.auth_style == "none"
+    custom_env = bool(api_key_env) and tuple(api_key_env) != tuple(profile.key_env)
+    if custom_env or optional or not names or profile.name == "custom":
+        # a config entry's own variable, a local server or a custom endpoint: read
+        # the variable directly, no pool
+        return EnvKey(profile.name, names, optional=optional or not names)
+    return PoolKey(lambda: _open_pool(profile.name, names, config))
+
+
+def _open_pool(provider: str, names: tuple[str, ...], config: Any) -> Any:
+    from .credentials import CredentialPool
+
+    # config: the loaded Config (pool store URL, strategies), or a callable loading it
+    loaded = config() if callable(config) else config
+    return CredentialPool.for_provider(provider, config=loaded, env_vars=names)

@@ -1,0 +1,390 @@
+"""``Client`` and ``AsyncClient``: one call in, the same OpenAI-shaped result out of any provider.
+
+::
+
+    from modelwire import Client
+
+    with Client("anthropic/claude-sonnet-4-6", fallback=["openrouter/deepseek/deepseek-chat"]) as c:
+        done = c.complete([{"role": "user", "content": "hi"}])
+        for event in (s := c.stream(messages, tools=tools, interrupt=stop_event)):
+            ...
+        s.completion  # the Completion, also when interrupted
+
+Each call runs one retry loop (:class:`~modelwire._client_core.Turn` keeps its
+books): encode for the current model, send, and on failure let the ladder in
+:mod:`modelwire.resilience.policy` choose — strip reasoning, refresh, rotate
+the credential, back off, fall back, or raise. Before the first event of a
+stream reaches the caller every failure is absorbed this way; after it, the
+caller gets the typed error with ``partial`` (never a duplicated or a
+half-finished tool call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._client_core import Options, Plan, Settings, Turn
+from .accumulate import Accumulator
+from .errors import ModelwireError
+from .events import StreamError
+
+if TYPE_CHECKING:
+    from .completion import Completion
+    from .events import StreamEvent
+    from .resilience import RetryPolicy
+    from .transport import AsyncTransport, SyncTransport, Timeouts
+
+__all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
+
+
+def _options(**kw: Any) -> Options:
+    return Options(**kw)
+
+
+class _Base:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_mode: str | None = None,
+        fallback: tuple[str, ...] | list[str] = (),
+        config: Any = None,
+        timeout: float | Timeouts | None = None,
+        headers: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], Any] | None = None,
+        transport: Any = None,
+    ) -> None:
+        self._settings = Settings(
+            model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
+            config=config, timeout=timeout, headers=headers, retry=retry,
+        )
+        self._sleep = sleep
+        self._transport = transport
+        self._settings.endpoint(model, primary=True)  # resolve now: errors at construction
+
+    @property
+    def model(self) -> str:
+        return self._settings.model
+
+    def __repr__(self) -> str:  # never the key
+        return f"{type(self).__name__}({self._settings.model!r})"
+
+    def _turn(self, messages: list[Any], kw: dict[str, Any], *, stream: bool) -> Turn:
+        return Turn(self._settings, messages, _options(**kw), stream=stream)
+
+
+class Client(_Base):
+    """The sync client (httpx transport). See the module docstring."""
+
+    def _http(self) -> SyncTransport:
+        if self._transport is None:
+            from .transport import SyncHTTPTransport
+
+            self._transport = SyncHTTPTransport()
+        return self._transport  # type: ignore[no-any-return]
+
+    def complete(self, messages: list[Any], **kw: Any) -> Completion:
+        """Send one non-streaming request (streams and accumulates when the endpoint
+        only streams) and return the :class:`~modelwire.Completion`."""
+        turn = self._turn(messages, kw, stream=False)
+        http = self._http()
+        sleep = self._sleep or _sync_sleep
+        try:
+            while True:
+                try:
+                    plan = turn.plan()
+                    if plan.stream:
+                        return turn.succeed(_drain(http, plan, turn))
+                    resp = http.send(plan.request, plan.base_url, plan.timeouts)
+                    if resp.status >= 400:
+                        raise turn.http_error(resp.status, resp.headers, resp.body)
+                    return turn.succeed(turn.decode_response(resp.body))
+                except ModelwireError as exc:
+                    wait = turn.fail(exc)
+                if wait > 0:
+                    sleep(wait)
+        finally:
+            turn.release()
+
+    def stream(self, messages: list[Any], *, interrupt: Any = None, **kw: Any) -> Stream:
+        """Stream the answer as normalized events; ``.completion`` once done or interrupted."""
+        return Stream(self, self._turn(messages, kw, stream=True), interrupt)
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _sync_sleep(seconds: float) -> None:
+    import time
+
+    time.sleep(seconds)
+
+
+def _drain(http: SyncTransport, plan: Plan, turn: Turn) -> Completion:
+    """A whole stream, accumulated (complete() on a stream-only endpoint): no event
+    reached the caller, so every failure here is still retryable."""
+    acc = Accumulator(model=plan.endpoint.model_id)
+    with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
+        if resp.status >= 400:
+            raise turn.http_error(resp.status, resp.headers, resp.read())
+        decoder = turn.decoder()
+        for chunk in resp.iter_chunks():
+            _feed_all(acc, decoder.feed(chunk))
+        _feed_all(acc, decoder.close())
+    acc.model = getattr(decoder, "model", None) or acc.model
+    return acc.result()
+
+
+def _feed_all(acc: Accumulator, events: list[Any]) -> None:
+    for event in events:
+        if type(event) is StreamError:
+            raise event.error
+        acc.feed(event)
+
+
+class Stream:
+    """Iterate for events; ``completion`` holds the result once exhausted or interrupted.
+
+    ``interrupt`` (a ``threading.Event``) is checked on every chunk: when set, the
+    connection is closed at once and iteration ends with ``completion.interrupted``.
+    ``close()`` (or leaving a ``with`` block) does the same from the caller's side.
+    """
+
+    def __init__(self, client: Client, turn: Turn, interrupt: Any) -> None:
+        self.completion: Completion | None = None
+        self._client = client
+        self._turn = turn
+        self._interrupt = interrupt
+        self._acc: Accumulator | None = None
+        self._gen = self._run()
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        return self._gen
+
+    def __next__(self) -> StreamEvent:
+        return next(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _run(self) -> Iterator[StreamEvent]:
+        turn = self._turn
+        http = self._client._http()
+        sleep = self._client._sleep or _sync_sleep
+        try:
+            while True:
+                acc = None
+                try:
+                    plan = turn.plan()
+                    acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
+                        if resp.status >= 400:
+                            raise turn.http_error(resp.status, resp.headers, resp.read())
+                        yield from self._events(resp, acc)
+                    return
+                except ModelwireError as exc:
+                    if acc is not None and acc.started:
+                        raise turn.failed_after_start(exc, acc.result()) from None
+                    wait = turn.fail(exc)
+                if wait > 0:
+                    sleep(wait)
+        except GeneratorExit:  # the caller closed the stream: keep what arrived
+            self._interrupted()
+            raise
+        finally:
+            turn.release()
+
+    def _events(self, resp: Any, acc: Accumulator) -> Iterator[StreamEvent]:
+        decoder = self._turn.decoder()
+        interrupt = self._interrupt
+        for chunk in resp.iter_chunks():
+            if interrupt is not None and interrupt.is_set():
+                resp.close()  # at once: no more tokens are generated for us
+                self._interrupted()
+                return
+            for event in decoder.feed(chunk):
+                if type(event) is StreamError:
+                    raise event.error
+                acc.feed(event)
+                yield event
+        for event in decoder.close():
+            if type(event) is StreamError:
+                raise event.error
+            acc.feed(event)
+            yield event
+        acc.model = getattr(decoder, "model", None) or acc.model
+        self.completion = self._turn.succeed(acc.result())
+
+    def _interrupted(self) -> None:
+        if self.completion is None and self._acc is not None:
+            self.completion = self._turn.succeed(self._acc.result(interrupted=True),
+                                                 interrupted=True)
+
+
+# ------------------------------------------------------------------------- async
+class AsyncClient(_Base):
+    """The async client (aiohttp transport); connections live in the running loop."""
+
+    def _http(self) -> AsyncTransport:
+        if self._transport is None:
+            from .transport import AsyncHTTPTransport
+
+            self._transport = AsyncHTTPTransport()
+        return self._transport  # type: ignore[no-any-return]
+
+    async def complete(self, messages: list[Any], **kw: Any) -> Completion:
+        turn = self._turn(messages, kw, stream=False)
+        http = self._http()
+        sleep = self._sleep or asyncio.sleep
+        try:
+            while True:
+                try:
+                    plan = turn.plan()
+                    if plan.stream:
+                        return turn.succeed(await _adrain(http, plan, turn))
+                    resp = await http.send(plan.request, plan.base_url, plan.timeouts)
+                    if resp.status >= 400:
+                        raise turn.http_error(resp.status, resp.headers, resp.body)
+                    return turn.succeed(turn.decode_response(resp.body))
+                except ModelwireError as exc:
+                    wait = turn.fail(exc)
+                if wait > 0:
+                    result = sleep(wait)
+                    if asyncio.iscoroutine(result):
+                        await result
+        finally:
+            turn.release()
+
+    def stream(self, messages: list[Any], *, interrupt: Any = None, **kw: Any) -> AsyncStream:
+        return AsyncStream(self, self._turn(messages, kw, stream=True), interrupt)
+
+    async def close(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def _adrain(http: AsyncTransport, plan: Plan, turn: Turn) -> Completion:
+    acc = Accumulator(model=plan.endpoint.model_id)
+    async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
+        if resp.status >= 400:
+            raise turn.http_error(resp.status, resp.headers, await resp.read())
+        decoder = turn.decoder()
+        async for chunk in resp.aiter_chunks():
+            _feed_all(acc, decoder.feed(chunk))
+        _feed_all(acc, decoder.close())
+    acc.model = getattr(decoder, "model", None) or acc.model
+    return acc.result()
+
+
+class AsyncStream:
+    """``async for`` the events; ``completion`` once exhausted, interrupted or cancelled.
+
+    A cancelled task closes the upstream connection, keeps the partial result in
+    ``completion`` and re-raises ``CancelledError``.
+    """
+
+    def __init__(self, client: AsyncClient, turn: Turn, interrupt: Any) -> None:
+        self.completion: Completion | None = None
+        self._client = client
+        self._turn = turn
+        self._interrupt = interrupt
+        self._acc: Accumulator | None = None
+        self._gen = self._run()
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        return self._gen
+
+    async def __anext__(self) -> StreamEvent:
+        return await self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        await self._gen.aclose()
+
+    async def __aenter__(self) -> AsyncStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _run(self) -> AsyncIterator[StreamEvent]:
+        turn = self._turn
+        http = self._client._http()
+        sleep = self._client._sleep or asyncio.sleep
+        try:
+            while True:
+                acc = None
+                try:
+                    plan = turn.plan()
+                    acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
+                        if resp.status >= 400:
+                            raise turn.http_error(resp.status, resp.headers, await resp.read())
+                        async with contextlib.aclosing(self._events(resp, acc)) as events:
+                            async for event in events:
+                                yield event
+                    return
+                except ModelwireError as exc:
+                    if acc is not None and acc.started:
+                        raise turn.failed_after_start(exc, acc.result()) from None
+                    wait = turn.fail(exc)
+                if wait > 0:
+                    result = sleep(wait)
+                    if asyncio.iscoroutine(result):
+                        await result
+        except (asyncio.CancelledError, GeneratorExit):
+            self._interrupted()  # the connection closed on the way out of `async with`
+            raise
+        finally:
+            turn.release()
+
+    async def _events(self, resp: Any, acc: Accumulator) -> AsyncIterator[StreamEvent]:
+        decoder = self._turn.decoder()
+        interrupt = self._interrupt
+        async with contextlib.aclosing(resp.aiter_chunks()) as chunks:
+            async for chunk in chunks:
+                if interrupt is not None and interrupt.is_set():
+                    resp.close()
+                    self._interrupted()
+                    return
+                for event in decoder.feed(chunk):
+                    if type(event) is StreamError:
+                        raise event.error
+                    acc.feed(event)
+                    yield event
+        for event in decoder.close():
+            if type(event) is StreamError:
+                raise event.error
+            acc.feed(event)
+            yield event
+        acc.model = getattr(decoder, "model", None) or acc.model
+        self.completion = self._turn.succeed(acc.result())
+
+    def _interrupted(self) -> None:
+        if self.completion is None and self._acc is not None:
+            self.completion = self._turn.succeed(self._acc.result(interrupted=True),
+                                                 interrupted=True)
