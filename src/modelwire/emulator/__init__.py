@@ -1,0 +1,137 @@
+"""An offline provider speaking Chat Completions, Anthropic Messages and Responses.
+
+::
+
+    from modelwire.emulator import Emulator
+
+    with Emulator(profile="lenient") as emu:
+        client = openai.OpenAI(base_url=emu.openai_base_url(), api_key="sk-fake")
+        client.chat.completions.create(model="emulator-1", messages=[...])
+        emu.set_faults([{"fault": "rate_limit", "requests": [1]}])
+        emu.requests()["counters"]
+
+It runs uvicorn in a background thread on 127.0.0.1 and a free port, with a
+deterministic model (:mod:`.model`), each provider's request rules (:mod:`.rules`),
+faults on request (:mod:`.faults`), an OAuth server (:mod:`.oauth`) and script mode
+(:mod:`.script`). ``modelwire emulate`` runs the same app in the foreground.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["Emulator"]
+
+
+class Emulator:
+    """Start with ``with Emulator(...) as emu:`` (or :meth:`start` / :meth:`stop`).
+
+    ``profile``: the rules applied to requests without a ``/p/<profile>`` prefix.
+    ``keys``: accepted API keys (None: any non-empty key). ``script``: a JSONL path or a
+    list of response dicts replayed in order. ``signing_key``: the secret behind thinking
+    signatures and encrypted reasoning (None: random per process). ``max_hang``: the
+    longest a ``hang`` fault waits, in seconds.
+    """
+
+    def __init__(self, profile: str = "lenient", keys: Iterable[str] | None = None,
+                 script: str | pathlib.Path | Iterable[Any] | None = None,
+                 signing_key: str | bytes | None = None, *, host: str = "127.0.0.1",
+                 port: int = 0, max_hang: float = 10.0, log_level: str = "critical") -> None:
+        from .endpoints import Backend
+        from .profiles import PROFILES
+        from .script import load_script
+        from .signing import Signer
+
+        if profile not in PROFILES:
+            raise ValueError(f"unknown emulator profile {profile!r}; known: {', '.join(PROFILES)}")
+        self.backend = Backend(
+            profile=profile,
+            keys=frozenset(keys) if keys is not None else None,
+            script=load_script(script) if script is not None else None,
+            signer=Signer.from_key(signing_key),
+            max_hang=max_hang,
+        )
+        self.host = host
+        self._port = port
+        self._log_level = log_level
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+
+    # ------------------------------------------------------------- lifecycle
+    def start(self, timeout: float = 10.0) -> Emulator:
+        import uvicorn
+
+        from .app import build_app
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, self._port))
+        self._socket = sock
+        self._port = sock.getsockname()[1]
+        config = uvicorn.Config(build_app(self.backend), log_level=self._log_level,
+                                access_log=False, lifespan="off", timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
+                                        name=f"modelwire-emulator-{self._port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:  # bounded poll on observable state
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the emulator did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ URLs
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self._port}"
+
+    def openai_base_url(self, profile: str | None = None) -> str:
+        return self.base_url + (f"/p/{profile}" if profile else "") + "/v1"
+
+    def anthropic_base_url(self, profile: str | None = None) -> str:
+        return self.base_url + (f"/p/{profile}" if profile else "")
+
+    # --------------------------------------------------------- faults and log
+    def set_faults(self, faults: Iterable[Any]) -> None:
+        """Replace the fault rules (dicts in the ``/__emulator/faults`` format)."""
+        from .faults import parse_fault
+
+        self.backend.faults.set([parse_fault(f) for f in faults])
+
+    def clear_faults(self) -> None:
+        self.backend.faults.clear()
+
+    def requests(self) -> dict[str, Any]:
+        """The request log and counters, as ``GET /__emulator/requests`` returns them."""
+        return dict(self.backend.state.snapshot(), faults=self.backend.faults.snapshot())
+
+    def reset(self) -> None:
+        """Empty the request log and counters (faults stay)."""
+        self.backend.state.reset()

@@ -1,0 +1,105 @@
+"""The emulator's Starlette app: model endpoints (also under ``/p/<profile>``), OAuth,
+and the loopback-only control endpoints.
+
+Control endpoints (test facilities, loopback clients only):
+
+* ``GET /__emulator/requests``: ``{"requests": [...], "counters": {...}, "faults": [...]}``
+  Each request: ``n``, ``time``, ``method``, ``path``, ``endpoint``, ``profile``, ``model``,
+  ``stream``, ``headers`` (credentials masked), ``body``, ``status``, ``fault``, ``error``,
+  ``completed``, ``disconnected``, ``disconnected_at``, ``chunks_sent``.
+* ``DELETE /__emulator/requests``: empty the log and counters.
+* ``GET|POST|DELETE /__emulator/faults``: list, replace (a JSON list of fault rules, or
+  one rule), clear.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from .endpoints import Backend
+from .faults import parse_fault
+
+__all__ = ["build_app"]
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}
+_MODEL_ROUTES = (
+    ("/v1/chat/completions", "chat_completions", ["POST"]),
+    ("/v1/messages", "messages", ["POST"]),
+    ("/v1/messages/count_tokens", "count_tokens", ["POST"]),
+    ("/v1/responses", "responses", ["POST"]),
+    ("/v1/models", "models", ["GET"]),
+)
+
+
+def _model_endpoint(backend: Backend, endpoint: str) -> Any:
+    async def handler(request: Request) -> Any:
+        raw = await request.body()
+        profile = request.path_params.get("profile")
+        return await backend.handle(endpoint, profile, request.method, request.url.path,
+                                    request.headers, raw)
+
+    return handler
+
+
+def _loopback_only(request: Request) -> Response | None:
+    host = request.client.host if request.client else ""
+    if host not in _LOOPBACK:
+        return JSONResponse({"error": "control endpoints answer loopback clients only"}, 403)
+    return None
+
+
+def build_app(backend: Backend) -> Starlette:
+    async def requests_endpoint(request: Request) -> Response:
+        if (denied := _loopback_only(request)) is not None:
+            return denied
+        if request.method == "DELETE":
+            backend.state.reset()
+            return Response(status_code=204)
+        return JSONResponse(dict(backend.state.snapshot(), faults=backend.faults.snapshot()))
+
+    async def faults_endpoint(request: Request) -> Response:
+        if (denied := _loopback_only(request)) is not None:
+            return denied
+        if request.method == "DELETE":
+            backend.faults.clear()
+            return Response(status_code=204)
+        if request.method == "POST":
+            try:
+                raw = await request.json()
+                rules = raw if isinstance(raw, list) else [raw]
+                backend.faults.set([parse_fault(r) for r in rules])
+            except ValueError as exc:
+                return JSONResponse({"error": str(exc)}, 400)
+        return JSONResponse({"faults": backend.faults.snapshot()})
+
+    async def authorize(request: Request) -> Response:
+        status, headers, body = backend.oauth.authorize(dict(request.query_params))
+        if status == 302:
+            return RedirectResponse(headers["location"], status_code=302)
+        return JSONResponse(body, status)
+
+    async def token(request: Request) -> Response:
+        form = await request.form()
+        backend.state.record(method="POST", path="/oauth/token", endpoint="oauth", profile=None,
+                             model=None, headers={}, body={"grant_type": form.get("grant_type")},
+                             stream=False)
+        status, body = backend.oauth.token({k: str(v) for k, v in form.items()})
+        return JSONResponse(body, status, headers={"cache-control": "no-store"})
+
+    routes = []
+    for path, endpoint, methods in _MODEL_ROUTES:
+        handler = _model_endpoint(backend, endpoint)
+        routes.append(Route(path, handler, methods=methods))
+        routes.append(Route("/p/{profile}" + path, handler, methods=methods))
+    routes += [
+        Route("/oauth/authorize", authorize, methods=["GET"]),
+        Route("/oauth/token", token, methods=["POST"]),
+        Route("/__emulator/requests", requests_endpoint, methods=["GET", "DELETE"]),
+        Route("/__emulator/faults", faults_endpoint, methods=["GET", "POST", "DELETE"]),
+    ]
+    return Starlette(routes=routes)

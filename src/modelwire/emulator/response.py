@@ -1,0 +1,109 @@
+"""The emulator's ASGI response: sends prepared chunks, applies stream faults, and
+records in the request log whether the client stayed until the end.
+
+It listens for ``http.disconnect`` while it waits (a hang before the first byte, slow
+chunks), so a client that gives up is noticed at once and logged with the time,
+which lets gateway tests assert that an upstream request was cancelled without
+sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from .faults import Fault
+from .state import EmulatorState
+
+__all__ = ["EmuResponse", "ConnectionAborted"]
+
+
+class ConnectionAborted(Exception):
+    """Raised inside the ASGI app to make the server drop the connection mid-body."""
+
+
+class EmuResponse:
+    def __init__(self, status: int, headers: dict[str, str], chunks: list[bytes], *,
+                 state: EmulatorState, entry: dict[str, Any] | None, hang: float = 0.0,
+                 fault: Fault | None = None, error_event: bytes | None = None) -> None:
+        self.status = status
+        self.headers = headers
+        self.chunks = chunks
+        self.state = state
+        self.entry = entry
+        self.hang = hang
+        self.fault = fault
+        self.error_event = error_event
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        gone = asyncio.Event()
+
+        async def listen() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    gone.set()
+                    return
+
+        listener = asyncio.ensure_future(listen())
+        try:
+            await self._run(send, gone)
+        finally:
+            listener.cancel()
+
+    async def _wait(self, gone: asyncio.Event, seconds: float) -> bool:
+        """Wait up to ``seconds``; True when the client went away meanwhile."""
+        if seconds <= 0:
+            return gone.is_set()
+        try:
+            await asyncio.wait_for(gone.wait(), seconds)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    def _disconnected(self, sent: int) -> None:
+        if self.entry is not None:
+            self.state.update(self.entry, disconnected=True, disconnected_at=time.time(),
+                              chunks_sent=sent)
+
+    async def _run(self, send: Any, gone: asyncio.Event) -> None:
+        if self.entry is not None:
+            self.state.update(self.entry, status=self.status)
+        if await self._wait(gone, self.hang):
+            self._disconnected(0)
+            return
+        raw_headers = [(k.encode(), v.encode()) for k, v in self.headers.items()]
+        await send({"type": "http.response.start", "status": self.status, "headers": raw_headers})
+        kind = self.fault.fault if self.fault else None
+        after = self.fault.after if self.fault else 0
+        for i, chunk in enumerate(self.chunks):
+            if kind and i == after:
+                if kind == "close_mid_stream":
+                    self._finish(i, aborted=True)
+                    raise ConnectionAborted("fault: close_mid_stream")
+                if kind == "stream_error" and self.error_event is not None:
+                    await send({"type": "http.response.body", "body": self.error_event,
+                                "more_body": False})
+                    self._finish(i)
+                    return
+                if kind == "malformed_sse":
+                    await send({"type": "http.response.body", "more_body": True,
+                                "body": b'data: {"type": "content_block_delta", "index": 0, "del\n\n'})
+                if kind == "invalid_utf8":
+                    await send({"type": "http.response.body", "more_body": True,
+                                "body": b'data: {"text": "\xff\xfe\xfd"}\n\n'})
+            if kind == "slow_chunks" and i > 0 and await self._wait(gone, self.fault.seconds):
+                self._disconnected(i)
+                return
+            if gone.is_set():
+                self._disconnected(i)
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._finish(len(self.chunks))
+
+    def _finish(self, sent: int, aborted: bool = False) -> None:
+        if self.entry is not None:
+            self.state.update(self.entry, completed=not aborted, chunks_sent=sent,
+                              aborted_by_fault=aborted)
