@@ -1,0 +1,166 @@
+"""Smart routing: the seed's thresholds and keywords, exact reasons, stickiness."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from modelwire.config import config_from_dict
+from modelwire.errors import ConfigError
+from modelwire.routing import KEYWORDS, RoutingMemory, choose_route, simple_turn_reason
+
+CONFIG = config_from_dict({
+    "models": {
+        "claude": {"provider": "anthropic", "model": "claude-sonnet-4-6"},
+        "cheap": {"provider": "openrouter", "model": "deepseek/deepseek-chat"},
+    },
+    "default_model": "claude",
+    "smart_routing": {"enabled": True, "cheap_model": "cheap"},
+})
+
+SEED_KEYWORDS = {
+    "debug", "debugging", "implement", "implementation", "refactor", "patch", "traceback",
+    "stacktrace", "exception", "error", "analyze", "analysis", "investigate", "architecture",
+    "design", "compare", "benchmark", "optimize", "optimise", "review", "terminal", "shell",
+    "tool", "tools", "pytest", "test", "tests", "plan", "planning", "delegate", "subagent",
+    "cron", "docker", "kubernetes",
+}
+
+
+def test_keyword_list_is_the_seeds():
+    assert KEYWORDS == SEED_KEYWORDS
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "reason"),
+    [
+        ("what's the capital of France?", "cheap", "simple: 5 words, no keywords"),
+        ("hi", "cheap", "simple: 1 words, no keywords"),
+        ("a" * 160, "cheap", "simple: 1 words, no keywords"),
+        ("a" * 161, "primary", "too long: 161 chars"),
+        ("  padded  ", "cheap", "simple: 1 words, no keywords"),
+        (" ".join(["w"] * 28), "cheap", "simple: 28 words, no keywords"),
+        (" ".join(["w"] * 29), "primary", "too long: 29 words"),
+        ("one\ntwo", "cheap", "simple: 2 words, no keywords"),
+        ("one\ntwo\nthree", "primary", "multi-line: 2 newlines"),
+        ("what does `ls` print", "primary", "code: backticks"),
+        ("read https://example.com", "primary", "url"),
+        ("open www.example.com please", "primary", "url"),
+        ("can you debug this", "primary", "keyword: debug"),
+        ("Debugging, again!", "primary", "keyword: debugging"),
+        ("why the (error)?", "primary", "keyword: error"),
+        ("please optimise it", "primary", "keyword: optimise"),
+        ("is debugger a word", "cheap", "simple: 4 words, no keywords"),
+        ("", "primary", "empty message"),
+        ("   \n ", "primary", "empty message"),
+    ],
+    ids=lambda v: v[:24] if isinstance(v, str) else None,
+)
+def test_seed_rules(text, kind, reason):
+    route = choose_route(text, CONFIG)
+    assert (route.kind, route.reason) == (kind, reason)
+
+
+@pytest.mark.parametrize("keyword", sorted(SEED_KEYWORDS))
+def test_every_keyword_routes_to_primary(keyword):
+    route = choose_route(f"quick {keyword.upper()}?", CONFIG)
+    assert (route.kind, route.reason) == ("primary", f"keyword: {keyword}")
+
+
+def test_limits_come_from_config():
+    config = config_from_dict({
+        "models": {"claude": {"provider": "anthropic", "model": "m"},
+                   "cheap": {"provider": "groq", "model": "small"}},
+        "default_model": "claude",
+        "smart_routing": {"enabled": True, "cheap_model": "cheap",
+                          "max_simple_chars": 10, "max_simple_words": 2},
+    })
+    assert choose_route("one two", config).kind == "cheap"
+    assert choose_route("a b c", config).reason == "too long: 3 words"
+    assert choose_route("eleven char", config).reason == "too long: 11 chars"
+
+
+def test_route_carries_resolution_label_and_signature():
+    cheap = choose_route("hello there", CONFIG)
+    assert (cheap.model_name, cheap.provider, cheap.model) == (
+        "cheap", "openrouter", "deepseek/deepseek-chat")
+    assert cheap.label == "smart route → deepseek/deepseek-chat (openrouter)"
+    primary = choose_route("debug it", CONFIG)
+    assert (primary.model_name, primary.provider, primary.model, primary.label) == (
+        "claude", "anthropic", "claude-sonnet-4-6", None)
+    assert cheap.signature != primary.signature
+    assert choose_route("hi again", CONFIG).signature == cheap.signature
+
+
+def test_disabled_or_unconfigured_routing_always_uses_primary():
+    off = config_from_dict({"models": {"claude": {"provider": "anthropic", "model": "m"}},
+                            "default_model": "claude"})
+    route = choose_route("hi", off)
+    assert (route.kind, route.reason, route.model_name) == ("primary", "smart routing disabled", "claude")
+    assert choose_route("hi", off, primary="openai/gpt-5-mini").model == "gpt-5-mini"
+    with pytest.raises(ConfigError, match="default_model"):
+        choose_route("hi", config_from_dict({}))
+
+
+def test_images_and_tool_results_are_not_routed():
+    assert choose_route("hi", CONFIG, has_images=True).reason == "images: no routing"
+    route = choose_route("hi", CONFIG, has_tool_results=True)
+    assert (route.kind, route.reason) == ("primary", "tool results: no routing")
+
+
+def test_sticky_once_primary_stays_primary():
+    memory = RoutingMemory()
+    state = memory.state("conv-1")
+    assert choose_route("hi", CONFIG, sticky_state=state).kind == "cheap"
+    assert choose_route("please refactor this", CONFIG, sticky_state=state).kind == "primary"
+    later = choose_route("thanks!", CONFIG, sticky_state=state)
+    assert (later.kind, later.reason) == (
+        "primary", "sticky: earlier turn needed primary (keyword: refactor)")
+    # another conversation is independent
+    assert choose_route("thanks!", CONFIG, sticky_state=memory.state("conv-2")).kind == "cheap"
+    assert memory.state("conv-1") is state
+
+
+def test_tool_loop_stays_on_the_model_that_started_it():
+    state = RoutingMemory().state("c")
+    choose_route("what time is it", CONFIG, sticky_state=state)
+    route = choose_route("", CONFIG, has_tool_results=True, sticky_state=state)
+    assert route.kind == "cheap" and route.reason == "tool results: no routing, stays on cheap"
+    assert not state.escalated
+
+
+def test_images_escalate_the_conversation():
+    state = RoutingMemory().state("c")
+    choose_route("look", CONFIG, has_images=True, sticky_state=state)
+    assert choose_route("ok", CONFIG, sticky_state=state).kind == "primary"
+
+
+def test_memory_is_bounded():
+    memory = RoutingMemory(max_conversations=3)
+    first = memory.state("a")
+    for cid in ("b", "c", "d"):
+        memory.state(cid)
+    assert len(memory) == 3 and memory.state("a") is not first
+
+
+def test_broken_cheap_model_falls_back_to_primary_with_reason():
+    config = config_from_dict({
+        "models": {"claude": {"provider": "anthropic", "model": "m"},
+                   "cheap": {"provider": "azure", "model": "dep"}},  # no endpoint set
+        "default_model": "claude",
+        "smart_routing": {"enabled": True, "cheap_model": "cheap"},
+    })
+    route = choose_route("hi", config)
+    assert route.kind == "primary" and route.reason.startswith("cheap model unavailable: ")
+
+
+def test_every_decision_is_logged_with_its_reason(caplog):
+    with caplog.at_level(logging.INFO, logger="modelwire.routing"):
+        choose_route("please debug", CONFIG)
+    assert "keyword: debug" in caplog.text and "claude" in caplog.text
+
+
+def test_simple_turn_reason_is_usable_alone():
+    assert simple_turn_reason("hello world") == (True, "simple: 2 words, no keywords")
+    assert simple_turn_reason("x" * 212) == (False, "too long: 212 chars")
