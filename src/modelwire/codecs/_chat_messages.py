@@ -159,7 +159,10 @@ def _call(call: Any, i: int, j: int, profile: ProviderProfile, ids: ToolIds) -> 
     call_id = call.get("id")
     if not isinstance(call_id, str):
         raise MessageError(f"{where}.id must be a string", index=i)
-    out: dict[str, Any] = {"id": ids(call_id), "type": "function", "function": {**fn, "arguments": args}}
+    # other keys on the call (cache_control for OpenRouter's Anthropic caching) pass
+    # through, like Mistral's ``index``
+    out: dict[str, Any] = {k: v for k, v in call.items() if k != "extra_content"}
+    out.update({"id": ids(call_id), "type": "function", "function": {**fn, "arguments": args}})
     extra = call.get("extra_content")
     if extra and profile.accepts_issuer("gemini"):
         # Gemini's thought_signature rides on the call (extra_content.google);

@@ -139,8 +139,10 @@ def _tool_choice(choice: Any, profile: ProviderProfile) -> Any:
         raise MessageError("tool_choice must be a string or an object")
     if kind in allowed:
         return choice
+    if kind == "required" and "any" in allowed:
+        return "any"  # Mistral's word for "call some tool"
     if kind == "function":
-        fallback = "required" if "required" in allowed else "auto"
+        fallback = "required" if "required" in allowed else "any" if "any" in allowed else "auto"
     elif kind == "required":
         fallback = "auto"
     elif kind == "none":
@@ -245,6 +247,8 @@ def _decode_fields(data: Mapping[str, Any], req: Request, metadata: dict[str, An
     for key in ("tool_choice", "stop", "response_format", "parallel_tool_calls"):
         if data.get(key) is not None:
             req[key] = data[key]  # type: ignore[literal-required]
+    if req.get("tool_choice") == "any":
+        req["tool_choice"] = "required"  # Mistral's spelling, in our (OpenAI's) words
     if data.get("stream") is not None:
         req["stream"] = bool(data["stream"])
     options = data.get("stream_options")
