@@ -102,14 +102,10 @@ def request_fields(request: Request, *, model: str, sanitize: Any = None) -> dic
 
 
 def _merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    # one level deep for objects (reasoning, text): extra={"reasoning": {"summary":
-    # "detailed"}} refines what thinking set instead of wiping the effort
-    for key, value in extra.items():
-        current = body.get(key)
-        if isinstance(current, dict) and isinstance(value, dict):
-            body[key] = {**current, **value}
-        else:
-            body[key] = value
+    # shallow, as the contract says: a native setting in extra (a front door's
+    # own "reasoning" or "text") wins whole, so a re-encode says exactly what the
+    # client said and adds nothing it did not ask for
+    body.update(extra)
 
 
 def _instructions(messages: list[Message]) -> str | None:
@@ -396,10 +392,8 @@ def _decode_field(key: str, value: Any, request: Request, extra: dict[str, Any])
         fmt = value.get("format")
         if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
             request["response_format"] = _decode_format(fmt)
-        rest = {k: v for k, v in value.items() if k != "format" or not isinstance(fmt, dict)
-                or fmt.get("type") not in ("json_schema", "json_object")}
-        if rest:
-            extra["text"] = rest
+        if set(value) - {"format"}:
+            extra["text"] = value  # verbosity and friends: the whole native object
     elif key == "max_output_tokens":
         if value is not None:
             request["max_tokens"] = _typed(key, value, int)

@@ -102,6 +102,9 @@ def _int(value: Any) -> int:
 def usage_out(usage: Usage | None) -> dict[str, Any] | None:
     if usage is None:
         return None
+    raw = usage.get("raw")
+    if isinstance(raw, dict) and "input_tokens" in raw and "output_tokens" in raw:
+        return raw  # a Responses server's own usage: passed on as it was
     return {
         "input_tokens": usage["prompt_tokens"],
         "input_tokens_details": {"cached_tokens": usage["cache_read_tokens"]},

@@ -440,7 +440,7 @@ class StreamEncoder:
 
     # ------------------------------------------------------------------ message
     def _content_delta(self, kind: str, text: str, out: list[bytes]) -> None:
-        self._close_reasoning(None, out)
+        self._seal_reasoning(out)
         msg = self._message
         if msg is None:
             msg = self._message = self._add_item("msg", None, out)
@@ -493,6 +493,9 @@ class StreamEncoder:
     def _reasoning_delta(self, text: str, out: list[bytes]) -> None:
         self._close_message(out)
         rs = self._reasoning
+        if rs is not None and rs.name == "sealed":
+            self._close_reasoning(None, out)  # reasoning after other output: a new item
+            rs = None
         if rs is None:
             rs = self._reasoning = self._add_item("rs", None, out)
             self._emit(out, "response.output_item.added", output_index=rs.index,
@@ -505,11 +508,15 @@ class StreamEncoder:
         self._emit(out, "response.reasoning_summary_text.delta", item_id=rs.id, output_index=rs.index,
                    summary_index=len(rs.parts), delta=text)
 
-    def _close_reasoning(self, block: dict[str, Any] | None, out: list[bytes]) -> None:
+    def _seal_reasoning(self, out: list[bytes]) -> None:
+        """Other output begins: the reasoning item takes no more text but stays open
+        for its block, which some servers finish after the message (OpenRouter)."""
         rs = self._reasoning
-        if rs is None:
-            return
-        self._reasoning = None
+        if rs is not None and rs.name != "sealed":
+            rs.name = "sealed"
+            self._close_summary(rs, out)
+
+    def _close_summary(self, rs: _Open, out: list[bytes]) -> None:
         if rs.kind:
             text = "".join(rs.buf)
             where = {"item_id": rs.id, "output_index": rs.index, "summary_index": len(rs.parts)}
@@ -517,6 +524,14 @@ class StreamEncoder:
             part = {"type": "summary_text", "text": text}
             self._emit(out, "response.reasoning_summary_part.done", **where, part=part)
             rs.parts.append(part)
+            rs.kind, rs.buf = "", []
+
+    def _close_reasoning(self, block: dict[str, Any] | None, out: list[bytes]) -> None:
+        rs = self._reasoning
+        if rs is None:
+            return
+        self._reasoning = None
+        self._close_summary(rs, out)
         if block is not None:
             # the provider's item, byte-exact, under the id the added event announced
             # (the SDK rejects an item whose id changes between added and done)
@@ -534,14 +549,13 @@ class StreamEncoder:
         if self._reasoning is not None:
             self._close_reasoning(block, out)
             return
-        self._close_message(out)
         rs = self._add_item("rs", block, out)
         self._emit(out, "response.output_item.added", output_index=rs.index, item={**block, "id": rs.id})
         self._done_item(rs, {**block, "id": rs.id}, out)
 
     # ---------------------------------------------------------------- tool calls
     def _open_call(self, index: int, call_id: str, name: str, out: list[bytes]) -> _Open:
-        self._close_reasoning(None, out)
+        self._seal_reasoning(out)
         self._close_message(out)
         call = self._calls[index] = self._add_item("fc", None, out)
         call.call_id, call.name = call_id, name
@@ -559,7 +573,7 @@ class StreamEncoder:
     def _passthrough(self, block: dict[str, Any], out: list[bytes]) -> None:
         if not isinstance(block.get("type"), str):
             return
-        self._close_reasoning(None, out)
+        self._seal_reasoning(out)
         self._close_message(out)
         opened = self._add_item("item", block, out)
         item = {**block, "id": opened.id}
