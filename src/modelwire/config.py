@@ -18,7 +18,6 @@ import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from .errors import ConfigError
@@ -27,6 +26,7 @@ __all__ = [
     "API_MODES",
     "Config",
     "CredentialPoolConfig",
+    "FrozenDict",
     "GatewayConfig",
     "ModelEntry",
     "SmartRoutingConfig",
@@ -43,6 +43,26 @@ STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
 MIB = 1024 * 1024
 
 
+class FrozenDict(dict):  # type: ignore[type-arg]
+    """A dict that refuses changes: config values stay frozen, yet ``dataclasses.asdict``,
+    ``copy.deepcopy`` and ``json.dumps`` work (a ``MappingProxyType`` breaks all three)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("config values are read-only; use dataclasses.replace")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
+    __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:  # deepcopy/pickle rebuild through the constructor
+        return (type(self), (dict(self),))
+
+
+def _frozen() -> FrozenDict:
+    return FrozenDict()
+
+
 @dataclass(frozen=True, slots=True)
 class ModelEntry:
     """One named model under ``models:``."""
@@ -56,7 +76,7 @@ class ModelEntry:
     thinking: str | None = None
     auth_style: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    extra: Mapping[str, Any] = field(default_factory=_frozen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +94,7 @@ class CredentialPoolConfig:
     """``credential_pool:``: where pool state lives and the per-provider strategy."""
 
     store: str | None = None  # None: the default SQLite file in the user data dir
-    strategies: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    strategies: Mapping[str, str] = field(default_factory=_frozen)
 
     def strategy_for(self, provider: str) -> str:
         return self.strategies.get(provider, "fill_first")
@@ -85,7 +105,7 @@ class GatewayConfig:
     """``gateway:``: who may call ``modelwire serve`` and which ids map to which names."""
 
     keys_env: str = "MODELWIRE_GATEWAY_KEYS"  # comma-separated; none set -> loopback only
-    aliases: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    aliases: Mapping[str, str] = field(default_factory=_frozen)
     allow_provider_models: bool = True  # clients may ask for provider/model ids directly
     client_key_passthrough: bool = False  # forward the client's own provider key upstream
     max_body_bytes: int = 32 * MIB
@@ -98,7 +118,7 @@ class Config:
     """The whole validated file. ``path`` is None for the empty default config."""
 
     path: str | None = None
-    models: Mapping[str, ModelEntry] = field(default_factory=lambda: MappingProxyType({}))
+    models: Mapping[str, ModelEntry] = field(default_factory=_frozen)
     default_model: str | None = None
     fallback: tuple[str, ...] = ()
     smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
@@ -231,7 +251,7 @@ class _Validator:
         fallback = self.fallback(top.get("fallback"), models)
         return Config(
             path=None if self.where == "<config>" else self.where,
-            models=MappingProxyType(models),
+            models=FrozenDict(models),
             default_model=default,
             fallback=fallback,
             smart_routing=self.smart_routing(top.get("smart_routing"), models),
@@ -272,7 +292,7 @@ class _Validator:
             thinking=self.choice(thinking, f"{key}.thinking", THINKING_LEVELS),
             auth_style=self.choice(fields.get("auth_style"), f"{key}.auth_style", AUTH_STYLES),
             headers=tuple(self.str_map(fields.get("headers"), f"{key}.headers").items()),
-            extra=MappingProxyType(self.extra(fields.get("extra"), f"{key}.extra")),
+            extra=FrozenDict(self.extra(fields.get("extra"), f"{key}.extra")),
         )
 
     def provider(self, value: Any, key: str) -> str:
@@ -366,7 +386,7 @@ class _Validator:
             key = f"credential_pool.strategies.{provider}"
             self.provider(provider, key)
             self.choice(strategy, key, STRATEGIES)
-        return CredentialPoolConfig(store=store, strategies=MappingProxyType(strategies))
+        return CredentialPoolConfig(store=store, strategies=FrozenDict(strategies))
 
     def gateway(self, value: Any, models: dict[str, ModelEntry]) -> GatewayConfig:
         spec = self.mapping(value, "gateway", _GATEWAY)
@@ -376,7 +396,7 @@ class _Validator:
         defaults = GatewayConfig()
         return GatewayConfig(
             keys_env=self.env_name(spec.get("keys_env"), "gateway.keys_env", defaults.keys_env),
-            aliases=MappingProxyType(aliases),
+            aliases=FrozenDict(aliases),
             allow_provider_models=self.boolean(spec.get("allow_provider_models"),
                                                "gateway.allow_provider_models",
                                                defaults.allow_provider_models),

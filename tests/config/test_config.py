@@ -178,3 +178,16 @@ def test_secrets_in_the_file_are_not_echoed_in_errors(tmp_path):
     message = _error(tmp_path, "models:\n  a: {provider: openai, model: m, "
                                "api_key_env: sk-abcdefghijklmnopqrstuvwxyz123456}\n")
     assert "abcdefghijklmnopqrstuvwxyz123456" not in message
+
+
+def test_config_values_survive_asdict_deepcopy_and_json():
+    """Other parts read sections with dataclasses.asdict (the credential pool) or copy them."""
+    import copy
+    import json
+
+    config = config_from_dict({"credential_pool": {"strategies": {"openrouter": "round_robin"}},
+                               "gateway": {"aliases": {"gpt-4o": "openai/gpt-4o"}}})
+    assert dataclasses.asdict(config.credential_pool) == {
+        "store": None, "strategies": {"openrouter": "round_robin"}}
+    assert copy.deepcopy(config) == config
+    assert json.loads(json.dumps(config.gateway.aliases)) == {"gpt-4o": "openai/gpt-4o"}
