@@ -103,7 +103,7 @@ class FakeProvider:
             def do_POST(self) -> None:
                 size = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
-                fake.requests.append({"path": self.path, "headers": dict(self.headers.items()),
+                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                       "body": body})
                 reply = fake.replies.popleft() if fake.replies else Reply()
                 try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _client_fake import FakeProvider
+from client._client_fake import FakeProvider
 
 
 @pytest.fixture

@@ -1,0 +1,223 @@
+"""The Client end to end over loopback HTTP: each api_mode, sync and async,
+complete and stream, and what reaches the wire (URL, auth header, extras)."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from client._client_fake import Reply
+
+from modelwire import AsyncClient, Client, ConfigError, NoCredentialsError
+from modelwire.codecs import codec_for
+from modelwire.events import TextDelta
+from modelwire.providers import CATALOG
+from modelwire.transport import Response
+
+MODES = {
+    "chat_completions": "/v1",
+    "anthropic_messages": "",
+    "responses": "/v1",
+}
+PATHS = {
+    "chat_completions": "/v1/chat/completions",
+    "anthropic_messages": "/v1/messages",
+    "responses": "/v1/responses",
+}
+HI = [{"role": "user", "content": "hi"}]
+KEY = "sk-test-0123456789abcdef"
+
+
+def _client(fake, mode, cls=Client, **kw):
+    return cls("custom/fake-1", base_url=fake.base_url + MODES[mode], api_mode=mode,
+               api_key=KEY, **kw)
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_complete_returns_the_answer_with_facts_filled(fake, mode):
+    with _client(fake, mode) as client:
+        done = client.complete(HI, max_tokens=50)
+    assert done.text == "Hello from the fake provider"
+    assert done.finish_reason == "stop"
+    assert (done.provider, done.model) == ("custom", "fake-1")
+    assert [a.outcome for a in done.attempts] == ["ok"]
+    assert done.usage["total_tokens"] == 10
+    (request,) = fake.requests
+    assert request["path"] == PATHS[mode]
+    assert not request["body"].get("stream")
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_stream_yields_events_and_keeps_the_completion(fake, mode):
+    fake.push(Reply(tool=("get_weather", '{"city": "Paris"}')))
+    with _client(fake, mode) as client:
+        stream = client.stream(HI, tools=[{"type": "function", "function": {
+            "name": "get_weather", "parameters": {"type": "object", "properties": {
+                "city": {"type": "string"}}}}}])
+        events = list(stream)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == "Hello from the fake provider"
+    done = stream.completion
+    assert done.text == text  # nothing duplicated
+    assert done.finish_reason == "tool_calls"
+    (call,) = done.tool_calls
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert fake.requests[0]["body"]["stream"] is True
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+async def test_async_client_completes_and_streams(fake, mode):
+    async with _client(fake, mode, cls=AsyncClient) as client:
+        done = await client.complete(HI)
+        stream = client.stream(HI)
+        events = [e async for e in stream]
+    assert done.text == "Hello from the fake provider"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == done.text
+    assert stream.completion.text == done.text
+    assert stream.completion.provider == "custom"
+
+
+def test_auth_header_follows_the_protocol(fake):
+    for mode in MODES:
+        with _client(fake, mode) as client:
+            client.complete(HI)
+    chat, anthropic, responses = (r["headers"] for r in fake.requests)
+    assert chat["authorization"] == f"Bearer {KEY}"
+    assert anthropic["x-api-key"] == KEY and "authorization" not in anthropic
+    assert responses["authorization"] == f"Bearer {KEY}"
+
+
+def test_extra_is_merged_and_headers_are_sent(fake):
+    with _client(fake, "chat_completions", headers={"x-client": "a"}) as client:
+        client.complete(HI, extra={"seed": 7, "temperature": 0.1}, headers={"x-call": "b"},
+                        temperature=0.9)
+    request = fake.requests[0]
+    assert request["body"]["seed"] == 7
+    assert request["body"]["temperature"] == 0.1  # extra is merged last
+    assert request["headers"]["x-client"] == "a" and request["headers"]["x-call"] == "b"
+
+
+def test_no_secret_in_repr_or_errors(fake):
+    fake.push(Reply("status", status=400, body={"error": {"message": "bad thing",
+                                                          "type": "invalid_request_error"}}))
+    with _client(fake, "chat_completions") as client:
+        assert KEY not in repr(client)
+        with pytest.raises(Exception) as info:
+            client.complete(HI)
+    assert KEY not in repr(info.value) and KEY not in str(info.value)
+
+
+def test_missing_key_names_the_variables_to_set():
+    with Client("openai/gpt-5-mini") as client, pytest.raises(NoCredentialsError) as info:
+        client.complete(HI)
+    assert "OPENAI_API_KEY" in str(info.value)
+
+
+def test_env_key_is_read_at_request_time(fake, monkeypatch):
+    monkeypatch.setenv("MY_FAKE_KEY", "sk-from-env-0123456789")
+    from modelwire.config import config_from_dict
+
+    config = config_from_dict({"models": {"mine": {
+        "provider": "custom", "model": "fake-1", "api_mode": "chat_completions",
+        "base_url": fake.base_url + "/v1", "api_key_env": "MY_FAKE_KEY"}}})
+    with Client("mine", config=config) as client:
+        done = client.complete(HI)
+    assert done.text
+    assert fake.requests[0]["headers"]["authorization"] == "Bearer sk-from-env-0123456789"
+
+
+def test_broken_user_config_never_breaks_a_provider_model_client(tmp_path, monkeypatch, fake):
+    path = tmp_path / "modelwire.yaml"
+    path.write_text("models: [this is: not valid")
+    monkeypatch.setenv("MODELWIRE_CONFIG", str(path))
+    with _client(fake, "chat_completions") as client:
+        assert client.complete(HI).text
+    with pytest.raises(ConfigError) as info:
+        Client("some-config-name")
+    assert str(path) in str(info.value)
+
+
+def test_unknown_provider_fails_at_construction():
+    with pytest.raises(ConfigError):
+        Client("nosuchprovider/model-x", api_key=KEY)
+
+
+# ------------------------------------------------------- every catalog row, no network
+class Recorder:
+    """A sync transport that records what would be sent and answers from the codec."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.sent: list[tuple[str, dict[str, str]]] = []
+
+    def send(self, request, base_url, timeouts):
+        self.sent.append((base_url.rstrip("/") + request.path, dict(request.headers)))
+        from modelwire.accumulate import Accumulator
+
+        acc = Accumulator(model="m", id="x")
+        acc.feed(TextDelta("ok"))
+        body = orjson.dumps(codec_for(self.mode).encode_response(acc.result()))
+        return Response(200, {"content-type": "application/json"}, body)
+
+    def stream(self, request, base_url, timeouts):
+        self.sent.append((base_url.rstrip("/") + request.path, dict(request.headers)))
+        encoder = codec_for(self.mode).StreamEncoder(model="m", id="x")
+        from modelwire.events import Finish
+
+        body = encoder.feed(TextDelta("ok")) + encoder.feed(Finish("stop")) + encoder.close()
+        return _Streamed(body)
+
+    def close(self):
+        pass
+
+
+class _Streamed:
+    status = 200
+    headers = {"content-type": "text/event-stream"}
+
+    def __init__(self, body):
+        self.body = body
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def iter_chunks(self):
+        yield self.body
+
+    def read(self):
+        return self.body
+
+    def close(self):
+        pass
+
+
+AUTH = {"bearer": ("authorization", f"Bearer {KEY}"), "x-api-key": ("x-api-key", KEY),
+        "api-key": ("api-key", KEY), "none": (None, None)}
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_every_catalog_row_sends_to_its_url_with_its_auth_header(name, monkeypatch):
+    profile = CATALOG[name]
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://myres.openai.azure.com")
+    kw = {}
+    if name == "custom":
+        kw = {"base_url": "https://llm.example.com/v1", "api_mode": "chat_completions"}
+    elif name.startswith("emulator"):
+        kw = {"base_url": "http://127.0.0.1:9" + MODES[profile.api_mode]}
+    recorder = Recorder(profile.api_mode)
+    with Client(f"{name}/some-model", api_key=KEY, transport=recorder, **kw) as client:
+        assert client.complete(HI).text == "ok"
+    ((url, headers),) = recorder.sent
+    base = kw.get("base_url") or profile.default_base_url({
+        "AZURE_OPENAI_ENDPOINT": "https://myres.openai.azure.com"})
+    suffix = PATHS[profile.api_mode] if profile.api_mode == "anthropic_messages" else \
+        PATHS[profile.api_mode].removeprefix("/v1")
+    assert url == base.rstrip("/").removesuffix("/v1" if profile.api_mode ==
+                                                 "anthropic_messages" else "") + suffix
+    header, value = AUTH[profile.auth_style]
+    if header is not None:
+        assert headers[header] == value
+    for other in {"authorization", "x-api-key", "api-key"} - {header}:
+        assert other not in headers
