@@ -26,7 +26,8 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigError
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from .providers.resolve import ResolvedModel
 
 __all__ = ["KEYWORDS", "Route", "RouteKind", "RoutingMemory", "StickyState", "choose_route",
-           "simple_turn_reason"]
+           "route_messages", "simple_turn_reason", "turn_facts"]
 
 log = logging.getLogger("modelwire.routing")
 
@@ -181,6 +182,45 @@ def choose_route(
         sticky_state.record(route, escalate=escalate)
     log.info("route %s -> %s (%s)", route.kind, route.model_name, route.reason)
     return route
+
+
+def turn_facts(messages: Sequence[Any]) -> tuple[str, bool, bool]:
+    """``(text, has_tool_results, has_images)`` for the turn a conversation is on.
+
+    The text is the last user message's text parts; the turn carries tool
+    results when the conversation ends with ``tool`` messages (a tool loop in
+    progress); images are counted in that user message.
+    """
+    has_tool_results = bool(messages) and _role(messages[-1]) == "tool"
+    for message in reversed(messages):
+        if _role(message) != "user":
+            continue
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            return content, has_tool_results, False
+        texts, images = [], False
+        for part in content or ():
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "text":
+                texts.append(str(part.get("text", "")))
+            elif kind in ("image_url", "image", "input_image"):
+                images = True
+        return "\n".join(texts), has_tool_results, images
+    return "", has_tool_results, False
+
+
+def route_messages(
+    messages: Sequence[Any], config: Config, *, sticky_state: StickyState | None = None,
+    primary: str | None = None,
+) -> Route:
+    """:func:`choose_route` for a whole conversation (what an Agent or the gateway holds)."""
+    text, tool_results, images = turn_facts(messages)
+    return choose_route(text, config, has_tool_results=tool_results, has_images=images,
+                        sticky_state=sticky_state, primary=primary)
+
+
+def _role(message: Any) -> str | None:
+    return message.get("role") if isinstance(message, dict) else None
 
 
 def _decide(

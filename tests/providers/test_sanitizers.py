@@ -157,3 +157,27 @@ def test_kimi_never_sends_thinking_and_reasoning_effort_together():
 def test_plain_profiles_pass_schemas_through():
     schema = {"type": "object", "properties": {"q": {"type": "string", "pattern": "x"}}}
     assert CATALOG["openai"].sanitize_tool_schema(schema) == schema
+
+
+def test_llamacpp_grammar_retry_helpers():
+    from modelwire.providers.llamacpp import is_grammar_error, strip_grammar_keywords
+
+    assert is_grammar_error("Error parsing grammar: unexpected end of input")
+    assert is_grammar_error("json-schema-to-grammar: unsupported pattern")
+    assert not is_grammar_error("context length exceeded")
+    schema = {"type": "object", "properties": {
+        "pattern": {"type": "string", "pattern": "^a+$", "format": "email"}}}
+    out = strip_grammar_keywords(schema)
+    assert out == {"type": "object", "properties": {"pattern": {"type": "string"}}}
+    assert schema["properties"]["pattern"]["pattern"] == "^a+$"  # the caller's copy is intact
+
+
+def test_resolving_a_provider_model_imports_no_yaml():
+    import json
+    import subprocess
+    import sys
+
+    code = ("import sys, json; from modelwire.providers import resolve; "
+            "resolve('openai/gpt-5-mini'); print(json.dumps('yaml' in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) is False

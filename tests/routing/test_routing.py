@@ -164,3 +164,24 @@ def test_every_decision_is_logged_with_its_reason(caplog):
 def test_simple_turn_reason_is_usable_alone():
     assert simple_turn_reason("hello world") == (True, "simple: 2 words, no keywords")
     assert simple_turn_reason("x" * 212) == (False, "too long: 212 chars")
+
+
+def test_route_messages_reads_the_turn_from_a_conversation():
+    from modelwire.routing import route_messages, turn_facts
+
+    convo = [{"role": "system", "content": "be brief"},
+             {"role": "user", "content": "what time is it"}]
+    assert turn_facts(convo) == ("what time is it", False, False)
+    assert route_messages(convo, CONFIG).kind == "cheap"
+    with_image = [{"role": "user", "content": [
+        {"type": "text", "text": "what is this"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]
+    assert turn_facts(with_image) == ("what is this", False, True)
+    assert route_messages(with_image, CONFIG).reason == "images: no routing"
+    loop = [*convo,
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "12:00"}]
+    assert turn_facts(loop) == ("what time is it", True, False)
+    assert route_messages(loop, CONFIG).reason == "tool results: no routing"
+    assert turn_facts([]) == ("", False, False)
