@@ -132,6 +132,12 @@ class Emulator:
         """The request log and counters, as ``GET /__emulator/requests`` returns them."""
         return dict(self.backend.state.snapshot(), faults=self.backend.faults.snapshot())
 
+    def set_script(self, script: str | pathlib.Path | Iterable[Any] | None) -> None:
+        """Replace the script (a JSONL path or a list of response dicts); None: the model."""
+        from .script import load_script
+
+        self.backend.script = load_script(script) if script is not None else None
+
     def reset(self) -> None:
         """Empty the request log and counters (faults stay)."""
         self.backend.state.reset()

@@ -42,7 +42,7 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
             raise bad(f"Previous response with id '{previous}' not found.",
                       param="previous_response_id", code="previous_response_not_found")
         history = stored[previous]
-    _check_items(items, store, signer)
+    _check_items(items, store, signer, history)
     tools = _tools(body.get("tools"))
     reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
     thinking_on = reasoning.get("effort") not in (None, "none") or bool(reasoning.get("summary"))
@@ -71,9 +71,10 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
     )
 
 
-def _check_items(items: list[Any], store: bool, signer: Signer) -> None:
-    calls: set[str] = set()
-    answered: set[str] = set()
+def _check_items(items: list[Any], store: bool, signer: Signer, history: list[Any]) -> None:
+    # calls of a stored response continued with previous_response_id can be answered too
+    calls = {str(h.get("call_id")) for h in history if h.get("type") == "function_call"}
+    answered = {str(h.get("call_id")) for h in history if h.get("type") == "function_call_output"}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise bad(f"Invalid type for 'input[{i}]': expected an object.", param=f"input[{i}]",

@@ -1,0 +1,49 @@
+"""``modelwire emulate``: run the offline provider in the foreground (uvicorn)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command("emulate")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=8765, show_default=True, type=int, help="Port to bind.")
+@click.option("--profile", default="lenient", show_default=True,
+              help="Rules for requests without a /p/<profile> prefix: lenient, anthropic, openai, "
+                   "deepseek, kimi, mimo, mistral, groq, cerebras.")
+@click.option("--script", type=click.Path(exists=True, dir_okay=False),
+              help="JSONL file of responses to replay in order.")
+@click.option("--keys", help="Comma-separated API keys to accept (default: any non-empty key).")
+@click.option("--signing-key-env", metavar="VAR",
+              help="Environment variable holding the key for thinking signatures and encrypted "
+                   "reasoning (default: a random key per process).")
+@click.option("--max-hang", default=10.0, show_default=True, type=float,
+              help="Longest wait a 'hang' fault may cause, in seconds.")
+def command(host: str, port: int, profile: str, script: str | None, keys: str | None,
+            signing_key_env: str | None, max_hang: float) -> None:
+    """Serve /v1/chat/completions, /v1/messages, /v1/responses and /v1/models offline."""
+    import uvicorn
+
+    from ..emulator import Emulator
+    from ..emulator.app import build_app
+
+    signing_key = None
+    if signing_key_env:
+        signing_key = os.environ.get(signing_key_env)
+        if not signing_key:
+            raise click.UsageError(f"--signing-key-env: ${signing_key_env} is not set")
+    try:
+        emu = Emulator(profile=profile, script=script, signing_key=signing_key, max_hang=max_hang,
+                       keys=[k.strip() for k in keys.split(",") if k.strip()] if keys else None)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        click.echo("warning: the emulator accepts fake keys; bind it to loopback only", err=True)
+    click.echo(f"modelwire emulator on http://{host}:{port} (profile {profile}); "
+               f"OpenAI base URL http://{host}:{port}/v1, Anthropic base URL http://{host}:{port}",
+               err=True)
+    uvicorn.run(build_app(emu.backend), host=host, port=port, log_level="info")
