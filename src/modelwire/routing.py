@@ -25,8 +25,8 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigError

@@ -40,9 +40,7 @@ def rewrite(schema: Any, rule: Rule) -> Any:
     for key, value in schema.items():
         if key in _SINGLE and isinstance(value, dict):
             node[key] = rewrite(value, rule)
-        elif key == "items" and isinstance(value, list):  # draft-4 tuple form
-            node[key] = [rewrite(v, rule) for v in value]
-        elif key in _LISTS and isinstance(value, list):
+        elif isinstance(value, list) and (key in _LISTS or key == "items"):  # items: draft-4 tuples
             node[key] = [rewrite(v, rule) for v in value]
         elif key in _MAPS and isinstance(value, dict):
             node[key] = {name: rewrite(v, rule) for name, v in value.items()}

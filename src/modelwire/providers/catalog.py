@@ -268,7 +268,8 @@ _ROWS: list[ProviderProfile] = [
     _row(
         name="lmstudio", base_url="http://127.0.0.1:1234/v1",
         docs_url="https://lmstudio.ai/docs/app/api/endpoints/openai",
-        auth_style="none", local=True,
+        # no key by default; with "require authentication" on, pass api_key (Bearer)
+        local=True, reasoning_request="reasoning_effort",
     ),
     _row(
         name="vllm", base_url="http://127.0.0.1:8000/v1", key_env=("VLLM_API_KEY",),
