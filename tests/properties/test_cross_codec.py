@@ -24,6 +24,7 @@ from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, codec_for
 from modelwire.completion import Completion
 from modelwire.events import Finish, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart
+from modelwire.messages import prepare_conversation
 from modelwire.providers import get_profile
 from modelwire.types import empty_usage
 
@@ -210,6 +211,47 @@ def test_ids_that_differ_only_in_rejected_characters_stay_distinct(
     ]
     expected = meaning(conversation)
     assert meaning(_through(upstream, _through(front, conversation))) == expected
+
+
+# ------------------------------------------------------- foreign reasoning
+_SECRET = "R3AS0N"
+
+
+def _with_foreign_reasoning(messages: list[dict[str, Any]], where: list[str]) -> list[dict[str, Any]]:
+    """Reasoning that no target here can verify, in every place providers put it."""
+    out = []
+    for n, m in enumerate(messages):
+        if m["role"] == "assistant":
+            m = dict(m)
+            tag = f"{_SECRET}-{n}"
+            if "reasoning" in where:
+                m["reasoning"] = f"{tag} plain"
+            if "details" in where:
+                m["reasoning_details"] = [
+                    {"issuer": "some-other-provider",
+                     "block": {"type": "thinking", "thinking": f"{tag} block", "signature": "c2ln"}},
+                    {"type": "reasoning.text", "text": f"{tag} openrouter item", "signature": "x"},
+                ]
+            if "inline" in where and isinstance(m.get("content"), str):
+                m["content"] = f"<think>{tag} inline</think>{m['content']}"
+        out.append(m)
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@settings(max_examples=25)
+@given(conversation=conversations(),
+       where=st.lists(st.sampled_from(["reasoning", "details", "inline"]), min_size=1, unique=True))
+def test_foreign_reasoning_is_never_sent_as_text(
+    mode: str, conversation: list[dict[str, Any]], where: list[str]
+) -> None:
+    # Foreign reasoning pasted into assistant text makes Anthropic refuse
+    # (reasoning_extraction, oh-my-pi #7241); elsewhere it leaks thoughts as words.
+    # None of these targets echoes reasoning_content or accepts these issuers.
+    messages = prepare_conversation(_with_foreign_reasoning(conversation, where))
+    request = {"model": "m", "messages": messages, "tools": _tools_for(messages)}
+    body = codec_for(mode).encode_request(request, TARGETS[mode]).body.decode()
+    assert _SECRET not in body
 
 
 # --------------------------------------------------------------- responses
