@@ -191,10 +191,7 @@ def test_wait_for_credential_gives_up_at_the_deadline(store, clock):
     assert clock.slept == []  # nothing would free in time: no pointless wait
 
 
-async def test_wait_for_credential_async(store):
-    from .conftest import FakeClock
-
-    clock = FakeClock()
+async def test_wait_for_credential_async(store, clock):
     pool = make_pool(store, clock, n=1)
     with pool.lease() as lease:
         pool.report(lease, "rate_limited", RateLimitError("x", headers={"retry-after": "0.05"}))

@@ -266,10 +266,11 @@ class CredentialPool:
             current = self.store.get(self.provider, cred.id)
             if current is not None and current.status == "dead":
                 return current
+        if decide(outcome, auth_type=cred.auth_type, now=now, sole=False, error=error) is None:
+            return cred  # success, overload, server error: the credential's state is untouched
         sole = sum(1 for c in self.credentials() if c.status != "dead") <= 1
         mark = decide(outcome, auth_type=cred.auth_type, now=now, sole=sole, error=error)
-        if mark is None:
-            return self.store.get(self.provider, cred.id) or cred
+        assert mark is not None
         return self._apply(cred, mark, now)
 
     def _apply(self, cred: PooledCredential, mark: Mark, now: float) -> PooledCredential:

@@ -151,7 +151,9 @@ class RedisStore:
         self.url = url
         self.prefix = prefix
         self.health = "ok"
-        self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError)
+        # transport-level failures only; a script error (ResponseError) is a bug and raises
+        self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
+                        redis.exceptions.InvalidResponse, OSError)
         self._redis = client or redis.Redis.from_url(
             url, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT, retry_on_timeout=False,
             decode_responses=True, health_check_interval=0,
@@ -210,8 +212,11 @@ class RedisStore:
                 key[len(self._k("cred")) + 1:] for key in self._redis.scan_iter(self._k("cred") + ":*"))
             creds = []
             for p in providers:
-                counts = self._redis.hgetall(self._k("count", p))
-                for cid, raw in sorted(self._redis.hgetall(self._k("cred", p)).items()):
+                pipe = self._redis.pipeline(transaction=True)  # one round trip, one snapshot
+                pipe.hgetall(self._k("count", p))
+                pipe.hgetall(self._k("cred", p))
+                counts, records = pipe.execute()
+                for cid, raw in sorted(records.items()):
                     creds.append(self._decode(p, raw, counts.get(cid)))
             for cred in creds:  # remember the last known state for degraded mode
                 self._fallback.put(cred)

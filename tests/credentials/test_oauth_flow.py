@@ -1,0 +1,226 @@
+"""OAuth: PKCE login (loopback and pasted code), refresh ahead of expiry and on 401,
+single-use refresh tokens under a cross-process lock, invalid_grant → dead."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import multiprocessing
+import urllib.parse
+
+import httpx
+import pytest
+
+from modelwire.credentials import CredentialPool, PooledCredential
+from modelwire.credentials.oauth import (
+    FLOWS,
+    OAuthError,
+    TokenSet,
+    authorization_url,
+    emulator_flow,
+    login,
+    pkce_pair,
+)
+from modelwire.credentials.stores import open_store
+from credentials.oauth_token_server import TokenServer
+
+
+@pytest.fixture
+def server():
+    with TokenServer() as s:
+        yield s
+
+
+def test_pkce_pair_is_s256():
+    verifier, challenge = pkce_pair()
+    assert 43 <= len(verifier) <= 128
+    digest = hashlib.sha256(verifier.encode()).digest()
+    assert challenge == base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    assert pkce_pair()[0] != verifier
+
+
+def test_anthropic_consumer_oauth_is_not_offered():
+    assert "anthropic" not in FLOWS
+    assert FLOWS["openrouter"].kind == "openrouter_key"
+
+
+def test_openrouter_authorize_url_carries_challenge_and_state_in_callback():
+    url = authorization_url(FLOWS["openrouter"], redirect_uri="http://127.0.0.1:5555/callback",
+                            challenge="CH", state="ST")
+    q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+    assert url.startswith("https://openrouter.ai/auth?")
+    assert q == {"callback_url": "http://127.0.0.1:5555/callback?state=ST",
+                 "code_challenge": "CH", "code_challenge_method": "S256"}
+
+
+def _browser(url: str) -> None:
+    """The user's browser: follows the authorize redirect to the loopback server."""
+    httpx.get(url, follow_redirects=True, timeout=5)
+
+
+def test_login_with_loopback_redirect(server, clock, sqlite_store):
+    cred = login(emulator_flow(server.base_url), open_url=_browser, timeout=5, now=clock.t)
+    assert cred.auth_type == "oauth" and cred.source == "oauth:emulator"
+    assert cred.secret.startswith("at-") and cred.refresh_token.startswith("rt-")
+    assert cred.expires_at == clock.t + 3600
+    assert server.counts["authorization_code"] == 1
+    assert cred.secret not in repr(cred) and cred.refresh_token not in repr(cred)
+
+
+def test_login_with_pasted_redirect_url(server, clock):
+    seen: list[str] = []
+
+    def show(url: str) -> None:
+        seen.append(url)
+
+    def paste() -> str:
+        return httpx.get(seen[0], follow_redirects=False, timeout=5).headers["location"]
+
+    cred = login(emulator_flow(server.base_url), open_url=show, paste=paste, now=clock.t)
+    assert cred.secret.startswith("at-")
+
+
+def test_login_rejects_a_wrong_state(server, clock):
+    def paste() -> str:
+        return "http://127.0.0.1/callback?code=abc&state=forged"
+
+    with pytest.raises(OAuthError, match="state"):
+        login(emulator_flow(server.base_url), open_url=lambda url: None, paste=paste, now=clock.t)
+
+
+def _oauth_cred(server: TokenServer, expires_at: float) -> PooledCredential:
+    tokens = server.issue()
+    return PooledCredential(
+        provider="emu", id="login1", label="emu login", auth_type="oauth", source="oauth:emulator",
+        secret=tokens["access_token"], refresh_token=tokens["refresh_token"], expires_at=expires_at,
+        extra={"token_url": server.base_url + "/oauth/token", "client_id": "modelwire"},
+    )
+
+
+def test_token_is_refreshed_two_minutes_before_expiry(server, clock, sqlite_store):
+    old = _oauth_cred(server, expires_at=clock.t + 100)  # inside the 120 s window
+    sqlite_store.put(old)
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={})
+    with pool.lease() as lease:
+        assert lease.secret != old.secret
+        assert lease.credential.expires_at == clock.t + 3600
+    assert server.counts["refresh_token"] == 1
+    with pool.lease() as lease:  # fresh now: no second refresh
+        pass
+    assert server.counts["refresh_token"] == 1
+
+
+def test_401_refreshes_and_the_same_lease_continues(server, clock, sqlite_store):
+    old = _oauth_cred(server, expires_at=clock.t + 3600)
+    sqlite_store.put(old)
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={})
+    with pool.lease() as lease:
+        state = pool.report(lease, "auth_failed")
+        assert state.status == "ok"
+        assert lease.secret != old.secret and lease.secret.startswith("at-")
+    assert server.counts["refresh_token"] == 1
+
+
+def test_invalid_grant_marks_dead_with_a_login_hint(server, clock, sqlite_store):
+    old = _oauth_cred(server, expires_at=clock.t + 3600)
+    server.live_refresh.clear()  # the refresh token was revoked server-side
+    sqlite_store.put(old)
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={})
+    with pool.lease() as lease:
+        state = pool.report(lease, "auth_failed")
+    assert state.status == "dead"
+    assert "modelwire auth login emu" in state.last_error_reason
+    assert state.last_error_code == "invalid_grant"
+    with pytest.raises(Exception, match="dead"):
+        pool.lease()
+
+
+def test_invalid_grant_resyncs_once_from_the_store(clock, sqlite_store):
+    cred = PooledCredential(provider="emu", id="x", auth_type="oauth", source="oauth:emulator",
+                            secret="at-old-000000000000", refresh_token="rt-old",
+                            expires_at=clock.t + 3600)
+    sqlite_store.put(cred)
+    spent: list[str] = []
+
+    def refresher(c: PooledCredential) -> TokenSet:
+        spent.append(c.refresh_token)
+        if c.refresh_token == "rt-old":
+            # another tool (outside our lock) rotated the pair meanwhile
+            sqlite_store.patch("emu", "x", {"refresh_token": "rt-newer"})
+            raise OAuthError("reused", error="invalid_grant")
+        return TokenSet(access_token="at-new-000000000000", refresh_token="rt-next", expires_in=60)
+
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={},
+                          refresher=refresher)
+    with pool.lease() as lease:
+        state = pool.report(lease, "auth_failed")
+    assert spent == ["rt-old", "rt-newer"]
+    assert state.status == "ok" and lease.secret == "at-new-000000000000"
+
+
+def test_transient_refresh_failure_cools_instead_of_killing(clock, sqlite_store):
+    cred = PooledCredential(provider="emu", id="x", auth_type="oauth", source="oauth:emulator",
+                            secret="at-old-000000000000", refresh_token="rt-old",
+                            expires_at=clock.t + 3600)
+    sqlite_store.put(cred)
+
+    def refresher(c: PooledCredential) -> TokenSet:
+        raise OAuthError("token endpoint unreachable: ConnectError")
+
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={},
+                          refresher=refresher)
+    with pool.lease() as lease:
+        state = pool.report(lease, "auth_failed")
+    assert state.status == "cooling"
+
+
+# ---------------------------------------------------------------- the refresh race
+def _racer(url: str, barrier, results) -> None:
+    store = open_store(url, shared=False)
+    pool = CredentialPool("emu", store=store, env_vars=(), environ={}, max_concurrent=8)
+    with pool.lease() as lease:
+        before = lease.secret
+        barrier.wait()  # all 8 hold the old token, then all get a 401 at once
+        state = pool.report(lease, "auth_failed")
+        results.put((before, lease.secret, state.status))
+
+
+@pytest.mark.timeout(60)
+def test_eight_processes_hit_401_at_once_and_refresh_exactly_once(server, tmp_path):
+    url = f"sqlite:///{tmp_path}/state.db"
+    seed = open_store(url, shared=False)
+    old = _oauth_cred(server, expires_at=9_999_999_999.0)
+    seed.put(old)
+    ctx = multiprocessing.get_context("fork")
+    barrier, results = ctx.Barrier(8), ctx.Queue()
+    procs = [ctx.Process(target=_racer, args=(url, barrier, results)) for _ in range(8)]
+    for p in procs:
+        p.start()
+    outcomes = [results.get(timeout=30) for _ in procs]
+    for p in procs:
+        p.join(timeout=10)
+    assert server.counts["refresh_token"] == 1
+    assert server.counts["refresh_rejected"] == 0
+    new = seed.get("emu", old.id)
+    assert new.status == "ok" and new.secret != old.secret
+    assert all(before == old.secret for before, _, _ in outcomes)
+    assert all(after == new.secret for _, after, _ in outcomes)
+    assert all(status == "ok" for _, _, status in outcomes)
+
+
+def test_refresh_race_on_redis(server, redis_url):
+    from modelwire.credentials.stores.redis import RedisStore
+
+    store = RedisStore(redis_url, prefix="race:")
+    old = _oauth_cred(server, expires_at=9_999_999_999.0)
+    store.put(old)
+    pools = [CredentialPool("emu", store=RedisStore(redis_url, prefix="race:"), env_vars=(),
+                            environ={}, max_concurrent=8) for _ in range(4)]
+    leases = [p.lease() for p in pools]
+    for pool, lease in zip(pools, leases):
+        assert pool.report(lease, "auth_failed").status == "ok"
+        lease.release()
+    assert server.counts["refresh_token"] == 1
+    assert len({lease.secret for lease in leases}) == 1
+    assert dataclasses.replace(store.get("emu", old.id)).secret == leases[0].secret
