@@ -151,8 +151,10 @@ _ROWS: list[ProviderProfile] = [
     _row(
         name="mistral", base_url="https://api.mistral.ai/v1", key_env=("MISTRAL_API_KEY",),
         docs_url="https://docs.mistral.ai/api/",
-        # Mistral validates bodies strictly (422 "Extra inputs are not permitted"):
-        # reasoning_content on assistant turns and stream_options are rejected
+        # Mistral validates bodies strictly (422 extra_forbidden "Extra inputs are not
+        # permitted"): reasoning_content on assistant turns (crush#1590, OpenMinis#87),
+        # stream_options (anon-kode#53; usage comes anyway) and max_completion_tokens
+        # (eca#231) are all rejected
         reasoning_echo="none", stream_usage=False,
         # ids must be exactly 9 [a-zA-Z0-9] (peer-lessons 16); "any" is its own
         # spelling of required (corpus: mistral tool_choice "any")
