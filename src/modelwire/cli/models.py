@@ -99,8 +99,11 @@ def _rich(providers: list[dict[str, str]], models: list[dict[str, str]], path: s
 
     console = Console()
     table = Table(title="providers", show_lines=False)
-    for col in ("provider", "api mode", "base URL", "key variables", "key"):
-        table.add_column(col)
+    table.add_column("provider", no_wrap=True)
+    table.add_column("api mode", no_wrap=True)
+    table.add_column("base URL", overflow="fold")  # a URL cut with "…" is useless
+    table.add_column("key variables", overflow="fold")
+    table.add_column("key", no_wrap=True)
     colors = {"set": "green", "missing": "red"}
     for r in providers:
         key = r["key"]
