@@ -88,7 +88,8 @@ class StreamDecoder:
             if not self._finished:
                 if not self._seen and not self._out:
                     raise ProtocolError("stream ended without any event")
-                self._finish(None)  # emits what is held, so the partial has it
+                if self._splitter is not None:  # text held for a possible tag is text so far
+                    self._pieces(self._splitter.close())
                 self._drain()
                 raise ProtocolError("stream ended before its finish_reason (truncated)",
                                     partial=self._partial())
