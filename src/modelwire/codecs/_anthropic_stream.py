@@ -165,7 +165,8 @@ class StreamDecoder:
             raise ProtocolError("content_block_delta for a block that never started")
         kind = delta.get("type")
         if kind == "text_delta":
-            out.append(TextDelta(str(delta.get("text") or "")))
+            if delta.get("text"):  # empty deltas carry nothing
+                out.append(TextDelta(str(delta["text"])))
         elif kind == "input_json_delta":
             frag = str(delta.get("partial_json") or "")
             if slot.call is not None:
@@ -176,8 +177,9 @@ class StreamDecoder:
                 slot.parts.append(frag)  # server tool input, kept for the passthrough block
         elif kind == "thinking_delta":
             text = str(delta.get("thinking") or "")
-            slot.parts.append(text)
-            out.append(ReasoningDelta(text=text))
+            if text:
+                slot.parts.append(text)
+                out.append(ReasoningDelta(text=text))
         elif kind == "signature_delta":
             slot.signature = str(delta.get("signature") or "")
             out.append(ReasoningDelta(signature=slot.signature))
@@ -239,6 +241,9 @@ class StreamDecoder:
         error.partial = self._acc.result(interrupted=True)
         self._done = True  # the stream ended, by the provider's own word
         out.append(StreamError(error))
+
+
+_EMPTY_JSON_DELTA = {"type": "input_json_delta", "partial_json": ""}
 
 
 def _ignore(data: dict[str, Any], out: list[StreamEvent]) -> None:
@@ -316,8 +321,9 @@ class StreamEncoder:
         if t is ReasoningBlock:
             return self._reasoning_block(ev)  # type: ignore[arg-type]
         if t is ToolCallStart:
-            return self._open_block("tool_use", {"type": "tool_use", "id": ev.id, "name": ev.name,  # type: ignore[union-attr]
-                                                 "input": {}}, call=ev.index)  # type: ignore[union-attr]
+            out = self._open_block("tool_use", {"type": "tool_use", "id": ev.id, "name": ev.name,  # type: ignore[union-attr]
+                                                "input": {}}, call=ev.index)  # type: ignore[union-attr]
+            return out + self._delta(_EMPTY_JSON_DELTA)  # the API opens every tool input with ""
         if t is ToolCallDelta:
             if self._open != "tool_use" or self._open_call != ev.index:  # type: ignore[union-attr]
                 # Anthropic streams one block at a time; a fragment for a call that is
@@ -365,11 +371,14 @@ class StreamEncoder:
         if block.get("type") == "citations":
             if self._open != "text":
                 return b""
-            return b"".join(self._delta({"type": "citations_delta", "citation": c})
-                            for c in block.get("citations") or [])
+            # citations belong to the text block they arrive in; closing it here keeps
+            # them on the text they cite (the next text opens a new block, as the API does)
+            out = b"".join(self._delta({"type": "citations_delta", "citation": c})
+                           for c in block.get("citations") or [])
+            return out + self._close_block()
         if "input" in block and block.get("type", "").endswith("tool_use"):
             # server tool calls stream their input as JSON deltas, like the API does
-            out = self._open_block("server", {**block, "input": {}})
+            out = self._open_block("server", {**block, "input": {}}) + self._delta(_EMPTY_JSON_DELTA)
             out += self._delta({"type": "input_json_delta",
                                 "partial_json": self._dumps(block["input"]).decode()})
             return out + self._close_block()
