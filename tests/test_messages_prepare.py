@@ -96,7 +96,7 @@ def test_reasoning_only_message_between_call_and_result_does_not_break_the_pair(
 def test_assistant_with_tool_calls_and_only_reasoning_is_kept() -> None:
     # Groq recorded this: reasoning inline, a tool call, no text.
     out = prepare_conversation([USER, asst(call("a"), content="<think>\nplan\n</think>"), result("a")])
-    assert out[1]["content"] == ""
+    assert out[1]["content"] is None
     assert out[1]["reasoning_content"] == "plan"
     assert out[1]["tool_calls"][0]["id"] == "a"
 

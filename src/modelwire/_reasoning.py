@@ -177,7 +177,10 @@ def normalize_reasoning(message: dict[str, Any], *, issuer: str | None = None) -
         kept = _split_content_parts(content, texts, details, issuer or "anthropic")
         out["content"] = kept if kept else (None if out.get("tool_calls") else "")
     elif isinstance(content, str):
-        out["content"] = _split_inline_tags(content, texts)
+        visible = _split_inline_tags(content, texts)
+        if visible != content:
+            # the accumulator's convention: no text beside tool calls is None
+            out["content"] = visible if visible or not out.get("tool_calls") else None
     joined = texts.joined()
     if joined:
         out["reasoning_content"] = joined
