@@ -196,7 +196,7 @@ def _messages(messages: list[Any], version: str, profile: EmuProfile, signer: Si
         role, content = msg["role"], msg.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         last = i == len(messages) - 1
-        if not isinstance(blocks, list) or not blocks or blocks == [{"type": "text", "text": ""}]:
+        if not isinstance(blocks, list) or not blocks or content == "":
             if not (last and role == "assistant"):
                 raise bad(f"messages.{i}: all messages must have non-empty content except for the "
                           "optional final assistant message")
@@ -219,8 +219,6 @@ def _messages(messages: list[Any], version: str, profile: EmuProfile, signer: Si
             if uses and not last and _next_role(messages, i) != "user":
                 raise _missing_results(i, previous_uses)
             turns.append(_assistant_turn(blocks))
-    if previous_uses and messages[-1].get("role") == "assistant" and _no_prefill(model):
-        pass  # reported below as a prefill
     last_role = messages[-1].get("role")
     if last_role == "assistant" and _no_prefill(model):
         raise bad("This model does not support assistant message prefill. The conversation must "
