@@ -10,7 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from modelwire.errors import MessageError
-from modelwire.messages import ThinkTagSplitter, is_reasoning_only, prepare_conversation
+from modelwire.messages import (
+    ThinkTagSplitter,
+    is_reasoning_only,
+    normalize_reasoning,
+    prepare_conversation,
+)
 
 # ------------------------------------------------------------ think-tag splitter
 _WORDS = st.sampled_from(
@@ -120,3 +125,53 @@ def test_strict_mode_either_rejects_or_agrees_with_repair(messages: list[dict]) 
         return
     assert strict == prepare_conversation(messages)
 
+
+
+# ------------------------------------------------------- normalize_reasoning
+_REASONING_TEXT = st.sampled_from(["", " ", "alpha", "alpha beta", "beta", "gamma\n"])
+_ASSISTANT = st.fixed_dictionaries(
+    {"role": st.just("assistant")},
+    optional={
+        "reasoning": _REASONING_TEXT,
+        "reasoning_content": _REASONING_TEXT,
+        "reasoning_details": st.lists(st.one_of(
+            st.builds(lambda t: {"type": "reasoning.text", "text": t}, _REASONING_TEXT),
+            st.builds(lambda t: {"type": "reasoning.summary", "summary": t}, _REASONING_TEXT),
+            st.just({"type": "reasoning.encrypted", "data": "opaque"}),
+            st.just({"issuer": "anthropic", "block": {"type": "redacted_thinking", "data": "d"}}),
+        ), max_size=3),
+        "content": st.one_of(
+            st.none(),
+            _TEXTS,
+            st.lists(st.one_of(
+                st.just({"type": "thinking", "thinking": "delta", "signature": "s"}),
+                st.just({"type": "thinking", "thinking": "epsilon"}),
+                st.just({"type": "redacted_thinking", "data": "r"}),
+                st.builds(lambda t: {"type": "text", "text": t}, _TEXTS),
+            ), max_size=4),
+        ),
+    },
+)
+
+
+@given(_ASSISTANT)
+def test_normalize_reasoning_is_pure_idempotent_and_keeps_one_shape(message: dict) -> None:
+    before = copy.deepcopy(message)
+    once = normalize_reasoning(message)
+    assert message == before
+    assert normalize_reasoning(once) == once
+    assert "reasoning" not in once
+    assert once.get("reasoning_content", "x").strip(), "no empty reasoning_content"
+    for entry in once.get("reasoning_details", []):
+        assert set(entry) == {"issuer", "block"}
+    content = once.get("content")
+    parts = content if isinstance(content, list) else []
+    assert not any(p.get("type") in ("thinking", "redacted_thinking") for p in parts)
+    # every verifiable block survives, exactly as received
+    blocks = [entry["block"] for entry in once.get("reasoning_details", [])]
+    for detail in message.get("reasoning_details", []):
+        assert (detail["block"] if "issuer" in detail else detail) in blocks
+    original = message.get("content")
+    for part in original if isinstance(original, list) else []:
+        if part["type"] == "redacted_thinking" or part.get("signature"):
+            assert part in blocks
