@@ -333,3 +333,17 @@ def test_for_provider_reads_config(store, clock):
     pool = CredentialPool.for_provider("acme", config=config, store=store, clock=clock,
                                        env_vars=(), environ={})
     assert (pool.strategy, pool.max_concurrent, pool.lease_ttl) == ("round_robin", 2, 30.0)
+
+
+def test_for_provider_reads_the_validated_config_object(tmp_path, clock):
+    from modelwire.config import load_config
+
+    path = tmp_path / "modelwire.yaml"
+    path.write_text(
+        f"credential_pool:\n  store: sqlite:///{tmp_path}/pool.db\n"
+        "  strategies: {groq: least_used}\n"
+    )
+    pool = CredentialPool.for_provider("groq", config=load_config(str(path)), clock=clock,
+                                       env_vars=(), environ={})
+    assert pool.strategy == "least_used"
+    assert pool.store.url == f"sqlite:///{tmp_path}/pool.db"

@@ -369,5 +369,8 @@ def _pool_section(config: Any) -> dict[str, Any]:
     if section is None:
         return {}
     if dataclasses.is_dataclass(section) and not isinstance(section, type):
-        return dataclasses.asdict(section)
-    return dict(section)
+        # modelwire.config.CredentialPoolConfig (its mappings are read-only proxies:
+        # read fields directly, asdict() would try to deep-copy them)
+        return {f.name: getattr(section, f.name) for f in dataclasses.fields(section)
+                if getattr(section, f.name) is not None}
+    return {k: v for k, v in dict(section).items() if v is not None}
