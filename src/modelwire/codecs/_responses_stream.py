@@ -355,6 +355,7 @@ class StreamEncoder:
         self._calls: dict[int, _Open] = {}
         self._usage: Usage | None = None
         self._finish: Finish | None = None
+        self._reasoning_text = False  # any reasoning text written yet
 
     # ------------------------------------------------------------------ public
     def feed(self, event: StreamEvent) -> bytes:
@@ -497,6 +498,10 @@ class StreamEncoder:
             self._close_reasoning(None, out)  # reasoning after other output: a new item
             rs = None
         if rs is None:
+            if self._reasoning_text and text.startswith(REASONING_SEPARATOR):
+                # the separator our decoders put between reasoning items is the
+                # item boundary itself: not text of the new item
+                text = text[len(REASONING_SEPARATOR):]
             rs = self._reasoning = self._add_item("rs", None, out)
             self._emit(out, "response.output_item.added", output_index=rs.index,
                        item={"id": rs.id, "type": "reasoning", "summary": []})
@@ -504,6 +509,9 @@ class StreamEncoder:
             rs.kind = "summary_text"
             self._emit(out, "response.reasoning_summary_part.added", item_id=rs.id, output_index=rs.index,
                        summary_index=len(rs.parts), part={"type": "summary_text", "text": ""})
+        if not text:
+            return
+        self._reasoning_text = True
         rs.buf.append(text)
         self._emit(out, "response.reasoning_summary_text.delta", item_id=rs.id, output_index=rs.index,
                    summary_index=len(rs.parts), delta=text)
