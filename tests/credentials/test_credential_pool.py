@@ -347,3 +347,27 @@ def test_for_provider_reads_the_validated_config_object(tmp_path, clock):
                                        env_vars=(), environ={})
     assert pool.strategy == "least_used"
     assert pool.store.url == f"sqlite:///{tmp_path}/pool.db"
+
+
+def test_env_variables_come_from_the_catalog_row(store, clock):
+    pool = CredentialPool("openrouter", store=store, clock=clock,
+                          environ={"OPENROUTER_API_KEY": "sk-or-v1-fromcatalog00000001"})
+    assert pool.env_vars == ("OPENROUTER_API_KEY",)
+    [cred] = pool.credentials()
+    assert cred.source == "env:OPENROUTER_API_KEY" and cred.secret.endswith("0001")
+
+
+def test_two_variables_with_the_same_key_are_one_credential(store, clock):
+    same = "sk-test-samesamesamesame0042"
+    pool = CredentialPool("acme", store=store, clock=clock, env_vars=("A_KEY", "B_KEY"),
+                          environ={"A_KEY": same, "B_KEY": same})
+    assert [c.label for c in pool.credentials()] == ["A_KEY"]
+
+
+def test_fingerprints_differ_between_stores(clock):
+    from modelwire.credentials.stores.memory import MemoryStore
+
+    environ = {"ACME_API_KEY": "sk-test-fingerprint0000000001"}
+    ids = {CredentialPool("acme", store=MemoryStore(), clock=clock, env_vars=("ACME_API_KEY",),
+                          environ=environ).credentials()[0].id for _ in range(2)}
+    assert len(ids) == 2  # a random salt per store: the id reveals nothing across stores
