@@ -36,6 +36,7 @@ log = logging.getLogger("modelwire.codecs.chat_completions")
 
 # reasoning_details fields that arrive in pieces and are joined (OpenRouter, Vercel)
 _JOINED = ("text", "summary", "signature", "data")
+_loads = orjson.loads
 
 
 class _Call:
@@ -112,6 +113,7 @@ class StreamDecoder:
         return acc.result()
 
     def _on_sse(self, event: str, data: str) -> None:
+        # the hot path: one call per SSE event, dict type checks (not Mapping ABCs)
         if self._ended and event != "error":
             return
         if data == "[DONE]":
@@ -119,55 +121,56 @@ class StreamDecoder:
                 self._finish(None)  # [DONE] without a finish_reason: a normal end
             self._end()
             return
-        if not data.strip():
-            return
         try:
-            chunk = orjson.loads(data)
+            chunk = _loads(data)
         except orjson.JSONDecodeError as exc:
+            if not data.strip():
+                return
             self._drain()
             raise ProtocolError(f"stream chunk is not valid JSON ({exc}): {data[:120]!r}",
                                 partial=self._partial()) from exc
-        if not isinstance(chunk, dict):
+        if type(chunk) is not dict:
             self._drain()
             raise ProtocolError(f"stream chunk must be a JSON object, got {type(chunk).__name__}",
                                 partial=self._partial())
-        self._on_chunk(chunk, event)
-
-    def _on_chunk(self, chunk: dict[str, Any], event: str) -> None:
-        if chunk.get("error") or event == "error":
+        if event == "error" or chunk.get("error"):
             self._out.append(StreamError(stream_error(chunk.get("error") or chunk, chunk)))
             self._ended = True  # nothing after an error is the answer
             return
-        if not self.id and isinstance(chunk.get("id"), str):
-            self.id = chunk["id"]
-        if not self.model and isinstance(chunk.get("model"), str):
-            self.model = chunk["model"]
+        if not self.id:
+            self._identify(chunk)
         choices = chunk.get("choices")
-        known = False
-        if isinstance(choices, list):
-            known = True
-            for choice in choices:
-                # n > 1 is not supported by the internal model: the first choice only
-                if isinstance(choice, dict) and choice.get("index", 0) == 0:
-                    self._on_choice(choice)
+        if choices and type(choices) is list:
+            choice = choices[0]
+            if len(choices) > 1 or type(choice) is not dict or choice.get("index", 0) != 0:
+                # n > 1 is not in the internal model: the first choice only
+                choice = next((c for c in choices if type(c) is dict and c.get("index", 0) == 0), None)
+            if choice is not None:
+                delta = choice.get("delta")
+                if delta and type(delta) is dict:
+                    content = delta.get("content")
+                    if len(delta) == 1 and content and type(content) is str:
+                        self._text(content)  # most chunks: text only
+                    else:
+                        self._on_delta(delta)
+                native = choice.get("finish_reason")
+                if native and not self._finished:
+                    self._finish(native)
         usage = chunk.get("usage")
-        if not isinstance(usage, Mapping):
-            groq = chunk.get("x_groq")  # Groq puts the final usage in x_groq
-            usage = groq.get("usage") if isinstance(groq, Mapping) else None
-        if isinstance(usage, Mapping):
+        if usage is None and "x_groq" in chunk:
+            groq = chunk["x_groq"]  # Groq puts the final usage in x_groq
+            usage = groq.get("usage") if type(groq) is dict else None
+        if usage and type(usage) is dict:
             self._usage = usage
-            known = True
-        if not known:
+        elif choices is None:
             self.unknown_events += 1
             log.debug("chat stream: ignored chunk with keys %s", sorted(chunk))
 
-    def _on_choice(self, choice: dict[str, Any]) -> None:
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            self._on_delta(delta)
-        native = choice.get("finish_reason")
-        if native and not self._finished:
-            self._finish(native)
+    def _identify(self, chunk: dict[str, Any]) -> None:
+        if isinstance(chunk.get("id"), str):
+            self.id = chunk["id"]
+        if not self.model and isinstance(chunk.get("model"), str):
+            self.model = chunk["model"]
 
     def _on_delta(self, delta: dict[str, Any]) -> None:
         out = self._out
@@ -195,10 +198,15 @@ class StreamDecoder:
 
     def _text(self, text: str) -> None:
         # the one place inline <think> tags are separated from the answer
-        if self._splitter is None or self._finished:
+        splitter = self._splitter
+        if splitter is None or self._finished:
             self._out.append(TextDelta(text))
             return
-        self._pieces(self._splitter.feed(text))
+        pieces = splitter.feed(text)
+        if len(pieces) == 1 and pieces[0][0] == "text":
+            self._out.append(TextDelta(pieces[0][1]))
+        elif pieces:
+            self._pieces(pieces)
 
     def _pieces(self, pieces: list[tuple[str, str]]) -> None:
         for kind, piece in pieces:
