@@ -94,7 +94,7 @@ class Client(_Base):
         only streams) and return the :class:`~modelwire.Completion`."""
         turn = self._turn(messages, kw, stream=False)
         http = self._http()
-        sleep = self._sleep or _sync_sleep
+        sleep = self._sleep if self._sleep is not None else _sync_sleep
         try:
             while True:
                 try:
@@ -189,7 +189,7 @@ class Stream:
     def _run(self) -> Iterator[StreamEvent]:
         turn = self._turn
         http = self._client._http()
-        sleep = self._client._sleep or _sync_sleep
+        sleep = self._client._sleep if self._client._sleep is not None else _sync_sleep
         try:
             while True:
                 acc = None
@@ -254,7 +254,7 @@ class AsyncClient(_Base):
     async def complete(self, messages: list[Any], **kw: Any) -> Completion:
         turn = self._turn(messages, kw, stream=False)
         http = self._http()
-        sleep = self._sleep or asyncio.sleep
+        sleep = self._sleep if self._sleep is not None else asyncio.sleep
         try:
             while True:
                 try:
@@ -334,7 +334,7 @@ class AsyncStream:
     async def _run(self) -> AsyncIterator[StreamEvent]:
         turn = self._turn
         http = self._client._http()
-        sleep = self._client._sleep or asyncio.sleep
+        sleep = self._client._sleep if self._client._sleep is not None else asyncio.sleep
         try:
             while True:
                 acc = None
