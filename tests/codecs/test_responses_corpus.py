@@ -13,8 +13,8 @@ import json
 from typing import Any
 
 import pytest
-
 from conftest import load_corpus
+
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, responses
 from modelwire.codecs._sse import SSEDecoder
@@ -26,7 +26,7 @@ EXCHANGES = [(name, ex) for name, ex in load_corpus() if ex["api"] == "responses
 STREAMS = [(n, ex) for n, ex in EXCHANGES if "sse" in ex["response"]]
 BODIES = [(n, ex) for n, ex in EXCHANGES if "body" in ex["response"] and ex["response"]["status"] == 200]
 ERRORS = [(n, ex) for n, ex in EXCHANGES if ex["response"]["status"] >= 400]
-IDS = lambda items: [n for n, _ in items]  # noqa: E731
+IDS = lambda items: [n for n, _ in items]
 
 PROFILE = ProviderProfile(name="openai", api_mode="responses", issuer="openai")
 
@@ -163,7 +163,7 @@ def test_recorded_error_decodes(name, ex):
 
 
 def test_model_not_found_is_its_own_class_even_on_a_400():
-    (name, ex), = [(n, e) for n, e in ERRORS if "model-not-found" in n]
+    (ex,) = [e for n, e in ERRORS if "model-not-found" in n]
     error = responses.decode_error(400, {}, ex["response"]["body"])
     assert type(error).__name__ == "ModelNotFoundError"
 

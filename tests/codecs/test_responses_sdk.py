@@ -13,8 +13,8 @@ import json
 import httpx
 import openai
 import pytest
-
 from conftest import load_corpus
+
 from modelwire.codecs import responses
 from modelwire.completion import Completion
 from modelwire.errors import RateLimitError
@@ -73,7 +73,7 @@ def test_sdk_stream_parser_accepts_reencoded_corpus_streams(name, ex):
                          if d["block"].get("encrypted_content")]
 
 
-def Completion_of(events) -> Completion:  # noqa: N802 - reads like the type it returns
+def Completion_of(events) -> Completion:
     from modelwire.accumulate import Accumulator
 
     acc = Accumulator()
@@ -116,10 +116,9 @@ def test_sdk_sees_reasoning_summary_text_and_parallel_calls_from_foreign_events(
 def test_sdk_raises_on_a_mid_stream_error_event():
     events = [TextDelta("partial"), StreamError(RateLimitError("slow down", status=429))]
     client = _client(_encode(events))
-    with pytest.raises(openai.APIError) as info:
-        with client.responses.stream(model="gpt-test", input="hi") as stream:
-            for _ in stream:
-                pass
+    with pytest.raises(openai.APIError) as info, client.responses.stream(model="gpt-test", input="hi") as stream:
+        for _ in stream:
+            pass
     assert "slow down" in str(info.value)
 
 

@@ -410,3 +410,11 @@ def test_encoder_writes_nothing_after_an_error():
     raw = encoder.feed(StreamError(ServerError("down")))
     assert b"event: error\n" in raw and b'"message":"down"' in raw
     assert encoder.feed(TextDelta("late")) == b"" and encoder.close() == b""
+
+
+def test_hosted_tool_items_are_replayed_only_where_responses_are_stored():
+    msg = assistant(content="found it", passthrough=[
+        {"issuer": "openai", "block": {"type": "web_search_call", "id": "ws_1", "status": "completed"}}])
+    assert body_of({"messages": [msg]})["input"] == [{"role": "assistant", "content": "found it"}]
+    stored = body_of({"messages": [msg]}, replace(OPENAI, responses_store=True))
+    assert stored["input"][0] == {"type": "web_search_call", "id": "ws_1", "status": "completed"}

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 
+from conftest import load_corpus
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import load_corpus
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, responses
 from modelwire.codecs._responses_response import usage_in

@@ -1,4 +1,4 @@
-"""Responses API requests: internal :class:`~modelwire.types.Request` <-> ``/responses`` body.
+"""Responses API requests: internal :class:`~modelwire.types.Request` -> ``/responses`` body.
 
 Encoding rules and why:
 
@@ -28,21 +28,16 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import MessageError, ProtocolError, UnsupportedContentError
-from ..types import Effort, Message, Request, ToolSpec
+from ..errors import MessageError, UnsupportedContentError
+from ..types import Message, Request
 from ._target import EncodedRequest, Target
 
-__all__ = ["decode_request", "encode_request", "request_fields"]
+__all__ = ["encode_input", "encode_request", "request_fields"]
 
 log = logging.getLogger("modelwire.codecs.responses")
 
 # internal effort -> Responses reasoning.effort; "max" has no Responses level above xhigh
 _EFFORT_OUT: dict[str, str] = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh"}
-# Responses reasoning.effort -> internal effort ("minimal" is clamped up, as Hermes does)
-_EFFORT_IN: dict[str, Effort | None] = {
-    "none": None, "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh",
-}
-_ASSISTANT_ITEM_TYPES = frozenset({"reasoning", "function_call", "message"})
 _ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
 
 
@@ -172,7 +167,13 @@ def _encode_assistant(
     for entry in msg.get("passthrough") or ():
         block = entry.get("block") if isinstance(entry, dict) else None
         if isinstance(block, dict) and accepts(entry.get("issuer", "")) and "type" in block:
-            body.append(_strip_id(block, store))
+            if store:
+                body.append(dict(block))
+            else:
+                # hosted tool calls (web_search_call...) need their id on input, and
+                # an id the API did not store is a 404: not replayed, as Hermes does;
+                # what they found is already in the assistant's text
+                log.debug("responses: not replaying %s item without storage", block["type"])
     if text:
         body.append({"role": "assistant", "content": text})
     for call in msg.get("tool_calls") or ():
@@ -322,297 +323,3 @@ def _encode_format(fmt: Any) -> dict[str, Any]:
     if fmt.get("type") == "json_schema" and isinstance(fmt.get("json_schema"), dict):
         return {"type": "json_schema", **fmt["json_schema"]}
     return dict(fmt)
-
-
-# =================================================================== decoding
-def decode_request(
-    body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None, *, issuer: str | None = None
-) -> Request:
-    """What a Responses front door receives -> internal request.
-
-    ``issuer`` tags replayed reasoning items (default ``"openai"``). Fields with no
-    internal meaning (``include``, ``store``, ``previous_response_id``, ``metadata``,
-    ``truncation``...) go to ``extra`` verbatim; the gateway decides what to reject.
-    """
-    data = _parse(body)
-    issuer = issuer or "openai"
-    request: Request = {"metadata": {"source_api": "responses"}}
-    extra: dict[str, Any] = {}
-    messages: list[Message] = []
-    if "model" in data:
-        if not isinstance(data["model"], str):
-            raise MessageError("'model' must be a string")
-        request["model"] = data["model"]
-    instructions = data.get("instructions")
-    if isinstance(instructions, str):
-        messages.append({"role": "system", "content": instructions})
-    elif instructions is not None:
-        raise MessageError("'instructions' must be a string")
-    messages.extend(decode_input(data.get("input"), issuer))
-    request["messages"] = messages
-    for key, value in data.items():
-        if key in ("model", "instructions", "input"):
-            continue
-        _decode_field(key, value, request, extra)
-    if extra:
-        request["extra"] = extra
-    return request
-
-
-def _parse(body: bytes | dict[str, Any]) -> dict[str, Any]:
-    if isinstance(body, (bytes, bytearray, memoryview, str)):
-        import orjson
-
-        try:
-            body = orjson.loads(body)
-        except orjson.JSONDecodeError as exc:
-            raise ProtocolError(f"request body is not JSON: {exc}") from exc
-    if not isinstance(body, dict):
-        raise MessageError("request body must be a JSON object")
-    return body
-
-
-def _decode_field(key: str, value: Any, request: Request, extra: dict[str, Any]) -> None:
-    if key == "tools":
-        if not isinstance(value, list):
-            raise MessageError("'tools' must be a list")
-        request["tools"] = [_decode_tool(t) for t in value]
-    elif key == "tool_choice":
-        request["tool_choice"] = _decode_tool_choice(value)
-    elif key == "reasoning":
-        if isinstance(value, dict) and value.get("effort") is not None:
-            effort = _EFFORT_IN.get(value["effort"])
-            if value["effort"] not in _EFFORT_IN:
-                raise MessageError(f"unknown reasoning.effort {value['effort']!r}")
-            request["thinking"] = effort
-        extra["reasoning"] = value  # native setting kept, so a re-encode says the same
-    elif key == "text":
-        if not isinstance(value, dict):
-            raise MessageError("'text' must be an object")
-        fmt = value.get("format")
-        if isinstance(fmt, dict) and fmt.get("type") in ("json_schema", "json_object"):
-            request["response_format"] = _decode_format(fmt)
-        if set(value) - {"format"}:
-            extra["text"] = value  # verbosity and friends: the whole native object
-    elif key == "max_output_tokens":
-        if value is not None:
-            request["max_tokens"] = _typed(key, value, int)
-    elif key in ("temperature", "top_p"):
-        if value is not None:
-            request[key] = _typed(key, value, (int, float))  # type: ignore[literal-required]
-    elif key == "parallel_tool_calls":
-        if value is not None:
-            request["parallel_tool_calls"] = _typed(key, value, bool)
-    elif key == "stream":
-        request["stream"] = bool(value)
-    else:
-        extra[key] = value
-
-
-def _typed(key: str, value: Any, kind: Any) -> Any:
-    if isinstance(value, bool) and kind is not bool:
-        raise MessageError(f"'{key}' must be a number")
-    if not isinstance(value, kind):
-        raise MessageError(f"'{key}' has the wrong type: {type(value).__name__}")
-    return value
-
-
-def _decode_tool(tool: Any) -> ToolSpec:
-    if not isinstance(tool, dict) or "type" not in tool:
-        raise MessageError(f"tool must be an object with a type, got {tool!r:.80}")
-    if tool["type"] != "function":
-        return dict(tool)  # type: ignore[return-value]  # hosted tool, passes through
-    if not isinstance(tool.get("name"), str):
-        raise MessageError("function tool without a name")
-    fn: dict[str, Any] = {"name": tool["name"]}
-    if tool.get("description") is not None:
-        fn["description"] = tool["description"]
-    if tool.get("parameters") is not None:
-        fn["parameters"] = tool["parameters"]
-    if tool.get("strict") is not None:
-        fn["strict"] = tool["strict"]
-    return {"type": "function", "function": fn}  # type: ignore[typeddict-item]
-
-
-def _decode_tool_choice(choice: Any) -> Any:
-    if isinstance(choice, str):
-        return choice
-    if isinstance(choice, dict):
-        if choice.get("type") == "function" and "name" in choice:
-            return {"type": "function", "function": {"name": choice["name"]}}
-        if choice.get("type") == "allowed_tools":
-            tools = [
-                {"type": "function", "function": {"name": t["name"]}}
-                if isinstance(t, dict) and t.get("type") == "function" and "name" in t else t
-                for t in choice.get("tools") or ()
-            ]
-            return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": tools}}
-        return dict(choice)
-    raise MessageError(f"tool_choice must be a string or an object, got {choice!r:.80}")
-
-
-def _decode_format(fmt: dict[str, Any]) -> dict[str, Any]:
-    if fmt["type"] == "json_object":
-        return {"type": "json_object"}
-    inner = {k: v for k, v in fmt.items() if k != "type"}
-    return {"type": "json_schema", "json_schema": inner}
-
-
-def decode_input(value: Any, issuer: str) -> list[Message]:
-    """Responses ``input`` (a string or items) -> internal messages."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [{"role": "user", "content": value}]
-    if not isinstance(value, list):
-        raise MessageError("'input' must be a string or a list of items")
-    out: list[Message] = []
-    turn: _Turn | None = None
-    for index, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise MessageError(f"input item {index} must be an object", index=index)
-        kind = item.get("type", "message")
-        role = item.get("role")
-        if not isinstance(kind, str):
-            raise MessageError(f"input item {index} has a non-string type", index=index)
-        if kind == "message" and role != "assistant":
-            turn = None
-            out.append(_decode_message(item, index))
-        elif kind == "function_call_output":
-            turn = None
-            out.append(_decode_tool_result(item, index))
-        elif kind in _ASSISTANT_ITEM_TYPES or kind.endswith("_call"):
-            if turn is None or not turn.accepts(kind):
-                turn = _Turn()
-                out.append(turn.message)
-            turn.add(kind, item, index, issuer)
-        else:
-            raise UnsupportedContentError(
-                f"input item type {kind!r} has no Chat Completions equivalent", index=index
-            )
-    return out
-
-
-class _Turn:
-    """Consecutive assistant-side items folded into one assistant message.
-
-    A new turn starts when an item would break the wire order the encoder
-    produces (reasoning, hosted calls, text, function calls): e.g. text after a
-    function call, or reasoning after text, so a re-encode gives the same order.
-    """
-
-    _RANK = {"reasoning": 0, "passthrough": 1, "message": 2, "function_call": 3}
-
-    def __init__(self) -> None:
-        self.message: dict[str, Any] = {"role": "assistant", "content": None}
-        self.last = -1
-        self.text: list[str] = []
-
-    def _rank(self, kind: str) -> int:
-        return self._RANK.get(kind, 1)
-
-    def accepts(self, kind: str) -> bool:
-        rank = self._rank(kind)
-        return rank > self.last or (rank == self.last and kind != "message")
-
-    def add(self, kind: str, item: dict[str, Any], index: int, issuer: str) -> None:
-        self.last = self._rank(kind)
-        msg = self.message
-        if kind == "reasoning":
-            msg.setdefault("reasoning_details", []).append({"issuer": issuer, "block": item})
-            text = "\n\n".join(reasoning_texts(item))
-            if text:
-                prev = msg.get("reasoning_content")
-                msg["reasoning_content"] = f"{prev}\n\n{text}" if prev else text
-        elif kind == "message":
-            text, refusal = _output_content(item.get("content"), index)
-            msg["content"] = text
-            if refusal:
-                msg["refusal"] = refusal
-        elif kind == "function_call":
-            if not isinstance(item.get("call_id"), str) or not isinstance(item.get("name"), str):
-                raise MessageError("function_call item needs call_id and name", index=index)
-            arguments = item.get("arguments", "")
-            if not isinstance(arguments, str):
-                raise MessageError("function_call arguments must be a JSON string", index=index)
-            msg.setdefault("tool_calls", []).append({
-                "id": item["call_id"], "type": "function",
-                "function": {"name": item["name"], "arguments": arguments},
-            })
-        else:
-            msg.setdefault("passthrough", []).append({"issuer": issuer, "block": item})
-
-
-def reasoning_texts(item: dict[str, Any]) -> list[str]:
-    """Readable text of a reasoning item: summary parts, then raw reasoning_text parts."""
-    out = []
-    for key in ("summary", "content"):
-        for part in item.get(key) or ():
-            if isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"]:
-                out.append(part["text"])
-    return out
-
-
-def _output_content(content: Any, index: int) -> tuple[str, str]:
-    if isinstance(content, str):
-        return content, ""
-    text, refusal = [], []
-    for part in content or ():
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind in ("output_text", "input_text", "text"):
-            text.append(part.get("text", ""))
-        elif kind == "refusal":
-            refusal.append(part.get("refusal", ""))
-        else:
-            raise UnsupportedContentError(f"assistant content part {kind!r} is not supported", index=index)
-    return "".join(text), "".join(refusal)
-
-
-def _decode_message(item: dict[str, Any], index: int) -> Message:
-    role = item.get("role")
-    if role not in ("user", "system", "developer"):
-        raise MessageError(f"unknown message role {role!r}", index=index)
-    content = item.get("content")
-    if isinstance(content, str):
-        return {"role": role, "content": content}  # type: ignore[return-value]
-    if not isinstance(content, list):
-        raise MessageError("message content must be a string or a list of parts", index=index)
-    return {"role": role, "content": [_decode_part(p, index) for p in content]}  # type: ignore[return-value]
-
-
-def _decode_tool_result(item: dict[str, Any], index: int) -> Message:
-    call_id = item.get("call_id")
-    if not isinstance(call_id, str):
-        raise MessageError("function_call_output needs a call_id", index=index)
-    output = item.get("output", "")
-    if isinstance(output, list):
-        content: Any = [_decode_part(p, index) for p in output]
-    elif isinstance(output, str):
-        content = output
-    else:
-        raise MessageError("function_call_output output must be a string or a list of parts", index=index)
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
-
-
-def _decode_part(part: Any, index: int) -> dict[str, Any]:
-    kind = part.get("type") if isinstance(part, dict) else None
-    if kind in ("input_text", "output_text", "text"):
-        return {"type": "text", "text": part.get("text", "")}
-    if kind == "input_image":
-        if not part.get("image_url"):
-            # an uploaded file id names an image only OpenAI can resolve; Chat
-            # Completions image parts need a URL or a data URL
-            raise UnsupportedContentError(
-                "input_image by file_id has no Chat Completions equivalent (it needs a URL)", index=index
-            )
-        image: dict[str, Any] = {"url": part["image_url"]}
-        if part.get("detail") in ("auto", "low", "high"):
-            image["detail"] = part["detail"]
-        return {"type": "image_url", "image_url": image}
-    if kind == "input_file":
-        if part.get("file_url"):
-            raise UnsupportedContentError("input_file by file_url has no Chat Completions equivalent", index=index)
-        return {"type": "file", "file": {k: part[k] for k in ("file_id", "file_data", "filename") if part.get(k)}}
-    if kind == "input_audio":
-        return {"type": "input_audio", "input_audio": dict(part.get("input_audio") or {})}
-    raise UnsupportedContentError(f"content part {kind!r} has no Chat Completions equivalent", index=index)

@@ -49,7 +49,8 @@ from ..events import (
     UsageEvent,
 )
 from ..types import FinishReason, Request, Usage
-from ._responses_request import reasoning_texts, request_fields
+from ._responses_decode import reasoning_texts
+from ._responses_request import request_fields
 
 __all__ = [
     "DEFAULT_ISSUER",

@@ -1,4 +1,4 @@
-"""Responses API streams, both directions, sans-IO.
+"""Responses API streams -> normalized events, sans-IO.
 
 :class:`StreamDecoder` turns ``/responses`` SSE into normalized events.
 Quirks it absorbs, each seen in real traffic:
@@ -18,10 +18,7 @@ Quirks it absorbs, each seen in real traffic:
 * OpenAI nests a mid-stream ``error`` event's fields under ``error`` while the
   reference documents them flat (openai-dotnet#881): both shapes are read.
 
-:class:`StreamEncoder` writes the event sequence the official SDK's
-``responses.stream()`` accumulator checks: ``response.created`` first, one
-``response.id`` throughout, every content event after its item's
-``output_item.added``, ``added`` and ``done`` of an item with the same id.
+The other direction is :class:`~modelwire.codecs._responses_encoder.StreamEncoder`.
 """
 
 from __future__ import annotations
@@ -31,9 +28,8 @@ from typing import Any
 
 from ..accumulate import Accumulator
 from ..completion import Completion
-from ..errors import ModelwireError, ProtocolError, ProviderError
+from ..errors import ProtocolError, ProviderError
 from ..events import (
-    Finish,
     Passthrough,
     ReasoningBlock,
     ReasoningDelta,
@@ -46,25 +42,18 @@ from ..events import (
     ToolCallStart,
     UsageEvent,
 )
-from ..types import Request, Usage
-from ._responses_request import reasoning_texts
+from ._responses_decode import reasoning_texts
 from ._responses_response import (
     DEFAULT_ISSUER,
     REASONING_SEPARATOR,
     error_from_payload,
     finish_of,
-    function_call_item,
-    message_item,
-    mint_id,
     output_events,
-    output_text_part,
-    response_object,
     usage_in,
-    usage_out,
 )
-from ._sse import SSEDecoder, SSEEvent, encode_event
+from ._sse import SSEDecoder, SSEEvent
 
-__all__ = ["StreamDecoder", "StreamEncoder"]
+__all__ = ["StreamDecoder"]
 
 log = logging.getLogger("modelwire.codecs.responses")
 
@@ -86,7 +75,7 @@ _QUIET_PREFIXES = (
 
 
 class _Call:
-    __slots__ = ("index", "emitted")
+    __slots__ = ("emitted", "index")
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -316,292 +305,3 @@ def _error_event(data: dict[str, Any]) -> ProviderError:
     nested = data.get("error") if isinstance(data.get("error"), dict) else {}
     err = {key: nested.get(key) or data.get(key) for key in ("message", "code", "type", "param")}
     return error_from_payload(err, body=data)
-
-
-# ======================================================================= encoder
-class _Open:
-    """An output item between its ``added`` and ``done`` events."""
-
-    __slots__ = ("id", "index", "parts", "kind", "buf", "call_id", "name")
-
-    def __init__(self, item_id: str, index: int) -> None:
-        self.id = item_id
-        self.index = index
-        self.parts: list[dict[str, Any]] = []  # finished content / summary parts
-        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""
-        self.buf: list[str] = []
-        self.call_id = ""
-        self.name = ""
-
-
-class StreamEncoder:
-    """Normalized events -> ``/responses`` SSE bytes, as OpenAI sends them."""
-
-    def __init__(
-        self, *, model: str, id: str | None = None, request: Request | None = None, created_at: int = 0
-    ) -> None:
-        self.model = model
-        # no clock or randomness in a codec: pass the gateway's own id for real traffic
-        self.id = id or mint_id("resp", model, object.__repr__(self))
-        self.request = request
-        self.created_at = created_at
-        self._seq = 0
-        self._started = False
-        self._ended = False
-        self._output: dict[int, dict[str, Any]] = {}  # output_index -> finished item
-        self._next_index = 0
-        self._reasoning: _Open | None = None
-        self._message: _Open | None = None
-        self._calls: dict[int, _Open] = {}
-        self._usage: Usage | None = None
-        self._finish: Finish | None = None
-        self._reasoning_text = False  # any reasoning text written yet
-
-    # ------------------------------------------------------------------ public
-    def feed(self, event: StreamEvent) -> bytes:
-        if self._ended:
-            return b""
-        out: list[bytes] = []
-        if not self._started:
-            self._start(out)
-        t = type(event)
-        if t is TextDelta or t is RefusalDelta:
-            if event.text:  # type: ignore[union-attr]
-                self._content_delta("refusal" if t is RefusalDelta else "output_text", event.text, out)  # type: ignore[union-attr]
-        elif t is ToolCallDelta:
-            call = self._calls.get(event.index) or self._open_call(event.index, "", "", out)  # type: ignore[union-attr]
-            if event.arguments:  # type: ignore[union-attr]
-                call.buf.append(event.arguments)  # type: ignore[union-attr]
-                self._emit(out, "response.function_call_arguments.delta", item_id=call.id,
-                           output_index=call.index, delta=event.arguments)  # type: ignore[union-attr]
-        elif t is ReasoningDelta:
-            if event.text:  # type: ignore[union-attr]
-                self._reasoning_delta(event.text, out)  # type: ignore[union-attr]
-        elif t is ToolCallStart:
-            if event.index not in self._calls:  # type: ignore[union-attr]
-                self._open_call(event.index, event.id, event.name, out)  # type: ignore[union-attr]
-        elif t is ToolCallEnd:
-            call = self._calls.pop(event.index, None)  # type: ignore[union-attr]
-            if call is not None:
-                self._close_call(call, out)
-        elif t is ReasoningBlock:
-            self._reasoning_block(event.block, out)  # type: ignore[union-attr]
-        elif t is UsageEvent:
-            self._usage = event.usage  # type: ignore[union-attr]
-        elif t is Finish:
-            self._finish = event  # type: ignore[assignment]
-        elif t is Passthrough:
-            self._passthrough(event.block, out)  # type: ignore[union-attr]
-        elif t is StreamError:
-            self._error(event.error, out)  # type: ignore[union-attr]
-        return b"".join(out)
-
-    def close(self) -> bytes:
-        if self._ended:
-            return b""
-        out: list[bytes] = []
-        if not self._started:
-            self._start(out)
-        self._close_reasoning(None, out)
-        self._close_message(out)
-        for index in sorted(self._calls):
-            self._close_call(self._calls.pop(index), out)
-        reason = self._finish.reason if self._finish else "stop"
-        incomplete = {"length": "max_output_tokens", "content_filter": "content_filter"}.get(reason)
-        status = "incomplete" if incomplete else "completed"
-        response = self._response(status, incomplete_reason=incomplete)
-        self._emit(out, f"response.{status}", response=response)
-        self._ended = True
-        return b"".join(out)
-
-    # ------------------------------------------------------------------ framing
-    def _emit(self, out: list[bytes], kind: str, **fields: Any) -> None:
-        import orjson
-
-        # the API's own order: "type" first, the other fields alphabetically
-        payload = {"type": kind, **dict(sorted({**fields, "sequence_number": self._seq}.items()))}
-        self._seq += 1
-        out.append(encode_event(orjson.dumps(payload).decode(), event=kind))
-
-    def _response(self, status: str, **kw: Any) -> dict[str, Any]:
-        output = [self._output[i] for i in sorted(self._output)] if status != "in_progress" else []
-        usage = usage_out(self._usage) if status != "in_progress" else None
-        return response_object(id=self.id, model=self.model, status=status, request=self.request,
-                               created_at=self.created_at, output=output, usage=usage, **kw)
-
-    def _start(self, out: list[bytes]) -> None:
-        self._started = True
-        self._emit(out, "response.created", response=self._response("in_progress"))
-        self._emit(out, "response.in_progress", response=self._response("in_progress"))
-
-    def _add_item(self, prefix: str, item: dict[str, Any] | None, out: list[bytes]) -> _Open:
-        index = self._next_index
-        self._next_index += 1
-        return _Open((item or {}).get("id") or mint_id(prefix, self.id, index), index)
-
-    # ------------------------------------------------------------------ message
-    def _content_delta(self, kind: str, text: str, out: list[bytes]) -> None:
-        self._seal_reasoning(out)
-        msg = self._message
-        if msg is None:
-            msg = self._message = self._add_item("msg", None, out)
-            self._emit(out, "response.output_item.added", output_index=msg.index,
-                       item=message_item(msg.id, "", None, "in_progress") | {"content": []})
-        if msg.kind != kind:
-            self._close_part(msg, out)
-            msg.kind = kind
-            part = output_text_part("") if kind == "output_text" else {"type": "refusal", "refusal": ""}
-            self._emit(out, "response.content_part.added", item_id=msg.id, output_index=msg.index,
-                       content_index=len(msg.parts), part=part)
-        msg.buf.append(text)
-        if kind == "output_text":
-            self._emit(out, "response.output_text.delta", item_id=msg.id, output_index=msg.index,
-                       content_index=len(msg.parts), delta=text, logprobs=[])
-        else:
-            self._emit(out, "response.refusal.delta", item_id=msg.id, output_index=msg.index,
-                       content_index=len(msg.parts), delta=text)
-
-    def _close_part(self, msg: _Open, out: list[bytes]) -> None:
-        if not msg.kind:
-            return
-        text = "".join(msg.buf)
-        where = {"item_id": msg.id, "output_index": msg.index, "content_index": len(msg.parts)}
-        if msg.kind == "output_text":
-            part = output_text_part(text)
-            self._emit(out, "response.output_text.done", **where, text=text, logprobs=[])
-        else:
-            part = {"type": "refusal", "refusal": text}
-            self._emit(out, "response.refusal.done", **where, refusal=text)
-        self._emit(out, "response.content_part.done", **where, part=part)
-        msg.parts.append(part)
-        msg.kind, msg.buf = "", []
-
-    def _close_message(self, out: list[bytes]) -> None:
-        msg = self._message
-        if msg is None:
-            return
-        self._message = None
-        self._close_part(msg, out)
-        status = "incomplete" if self._finish and self._finish.reason in ("length", "content_filter") else "completed"
-        item = {"id": msg.id, "type": "message", "status": status, "content": msg.parts, "role": "assistant"}
-        self._done_item(msg, item, out)
-
-    def _done_item(self, opened: _Open, item: dict[str, Any], out: list[bytes]) -> None:
-        self._output[opened.index] = item
-        self._emit(out, "response.output_item.done", output_index=opened.index, item=item)
-
-    # ---------------------------------------------------------------- reasoning
-    def _reasoning_delta(self, text: str, out: list[bytes]) -> None:
-        self._close_message(out)
-        rs = self._reasoning
-        if rs is not None and rs.name == "sealed":
-            self._close_reasoning(None, out)  # reasoning after other output: a new item
-            rs = None
-        if rs is None:
-            if self._reasoning_text and text.startswith(REASONING_SEPARATOR):
-                # the separator our decoders put between reasoning items is the
-                # item boundary itself: not text of the new item
-                text = text[len(REASONING_SEPARATOR):]
-            rs = self._reasoning = self._add_item("rs", None, out)
-            self._emit(out, "response.output_item.added", output_index=rs.index,
-                       item={"id": rs.id, "type": "reasoning", "summary": []})
-        if not rs.kind:
-            rs.kind = "summary_text"
-            self._emit(out, "response.reasoning_summary_part.added", item_id=rs.id, output_index=rs.index,
-                       summary_index=len(rs.parts), part={"type": "summary_text", "text": ""})
-        if not text:
-            return
-        self._reasoning_text = True
-        rs.buf.append(text)
-        self._emit(out, "response.reasoning_summary_text.delta", item_id=rs.id, output_index=rs.index,
-                   summary_index=len(rs.parts), delta=text)
-
-    def _seal_reasoning(self, out: list[bytes]) -> None:
-        """Other output begins: the reasoning item takes no more text but stays open
-        for its block, which some servers finish after the message (OpenRouter)."""
-        rs = self._reasoning
-        if rs is not None and rs.name != "sealed":
-            rs.name = "sealed"
-            self._close_summary(rs, out)
-
-    def _close_summary(self, rs: _Open, out: list[bytes]) -> None:
-        if rs.kind:
-            text = "".join(rs.buf)
-            where = {"item_id": rs.id, "output_index": rs.index, "summary_index": len(rs.parts)}
-            self._emit(out, "response.reasoning_summary_text.done", **where, text=text)
-            part = {"type": "summary_text", "text": text}
-            self._emit(out, "response.reasoning_summary_part.done", **where, part=part)
-            rs.parts.append(part)
-            rs.kind, rs.buf = "", []
-
-    def _close_reasoning(self, block: dict[str, Any] | None, out: list[bytes]) -> None:
-        rs = self._reasoning
-        if rs is None:
-            return
-        self._reasoning = None
-        self._close_summary(rs, out)
-        if block is not None:
-            # the provider's item, byte-exact, under the id the added event announced
-            # (the SDK rejects an item whose id changes between added and done)
-            item = {**block, "id": rs.id}
-        else:
-            item = {"id": rs.id, "type": "reasoning", "summary": rs.parts}
-        self._done_item(rs, item, out)
-
-    def _reasoning_block(self, block: dict[str, Any], out: list[bytes]) -> None:
-        if block.get("type") != "reasoning":
-            # another protocol's block (an Anthropic signature...) cannot travel in
-            # a Responses stream; the gateway seals such blocks before they get here
-            self._close_reasoning(None, out)
-            return
-        if self._reasoning is not None:
-            self._close_reasoning(block, out)
-            return
-        rs = self._add_item("rs", block, out)
-        self._emit(out, "response.output_item.added", output_index=rs.index, item={**block, "id": rs.id})
-        self._done_item(rs, {**block, "id": rs.id}, out)
-
-    # ---------------------------------------------------------------- tool calls
-    def _open_call(self, index: int, call_id: str, name: str, out: list[bytes]) -> _Open:
-        self._seal_reasoning(out)
-        self._close_message(out)
-        call = self._calls[index] = self._add_item("fc", None, out)
-        call.call_id, call.name = call_id, name
-        self._emit(out, "response.output_item.added", output_index=call.index,
-                   item=function_call_item(call.id, call_id, name, "", "in_progress"))
-        return call
-
-    def _close_call(self, call: _Open, out: list[bytes]) -> None:
-        arguments = "".join(call.buf)
-        self._emit(out, "response.function_call_arguments.done", item_id=call.id, output_index=call.index,
-                   arguments=arguments)
-        self._done_item(call, function_call_item(call.id, call.call_id, call.name, arguments, "completed"), out)
-
-    # ---------------------------------------------------------------- the rest
-    def _passthrough(self, block: dict[str, Any], out: list[bytes]) -> None:
-        if not isinstance(block.get("type"), str):
-            return
-        self._seal_reasoning(out)
-        self._close_message(out)
-        opened = self._add_item("item", block, out)
-        item = {**block, "id": opened.id}
-        self._emit(out, "response.output_item.added", output_index=opened.index, item=item)
-        self._done_item(opened, item, out)
-
-    def _error(self, error: ModelwireError, out: list[bytes]) -> None:
-        code = getattr(error, "code", None) or _code_of(error)
-        # both shapes: flat fields (the API reference) and the nested object the
-        # live API sends, which is what makes the official SDK raise APIError
-        nested = {"type": code, "code": code, "message": error.message, "param": None}
-        self._emit(out, "error", code=code, message=error.message, param=None, error=nested)
-        self._ended = True
-
-
-def _code_of(error: ModelwireError) -> str:
-    name = type(error).__name__
-    return {
-        "RateLimitError": "rate_limit_exceeded", "ContextLengthError": "context_length_exceeded",
-        "BillingError": "insufficient_quota", "OverloadedError": "server_is_overloaded",
-        "AuthenticationError": "invalid_api_key", "ModelNotFoundError": "model_not_found",
-        "ContentFilterError": "content_filter",
-    }.get(name, "server_error")

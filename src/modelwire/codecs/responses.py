@@ -2,10 +2,11 @@
 
 Public surface, as every codec: :func:`encode_request`, :func:`decode_request`,
 :func:`encode_response`, :func:`decode_response`, :func:`decode_error`,
-:class:`StreamDecoder`, :class:`StreamEncoder`. The work lives in three private
-modules: ``_responses_request`` (input items, tools, settings),
-``_responses_response`` (output items, usage, finish reasons, errors) and
-``_responses_stream`` (SSE events both ways).
+:class:`StreamDecoder`, :class:`StreamEncoder`. The work lives in private modules:
+``_responses_request`` (internal request -> body: input items, tools, settings),
+``_responses_decode`` (a front door's body -> internal request),
+``_responses_response`` (output items, usage, finish reasons, errors),
+``_responses_stream`` (SSE -> events) and ``_responses_encoder`` (events -> SSE).
 
 Reasoning blocks decoded here carry the issuer ``"openai"`` unless the caller
 passes the profile's own (``"azure"``, ``"deepseek"``, ``"openrouter"``...):
@@ -14,9 +15,11 @@ passes the profile's own (``"azure"``, ``"deepseek"``, ``"openrouter"``...):
 
 from __future__ import annotations
 
-from ._responses_request import decode_request, encode_request
+from ._responses_decode import decode_request
+from ._responses_encoder import StreamEncoder
+from ._responses_request import encode_request
 from ._responses_response import decode_error, decode_response, encode_response
-from ._responses_stream import StreamDecoder, StreamEncoder
+from ._responses_stream import StreamDecoder
 
 __all__ = [
     "StreamDecoder",
