@@ -15,6 +15,7 @@ Control endpoints (test facilities, loopback clients only):
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -26,7 +27,7 @@ from .faults import parse_fault
 
 __all__ = ["build_app"]
 
-_LOOPBACK = {"127.0.0.1", "::1", "localhost", "testclient"}
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _MODEL_ROUTES = (
     ("/v1/chat/completions", "chat_completions", ["POST"]),
     ("/v1/messages", "messages", ["POST"]),
@@ -84,11 +85,12 @@ def build_app(backend: Backend) -> Starlette:
         return JSONResponse(body, status)
 
     async def token(request: Request) -> Response:
-        form = await request.form()
+        # form-encoded by the OAuth spec; parsed here (starlette's form() needs python-multipart)
+        form = dict(parse_qsl((await request.body()).decode("utf-8", "replace")))
         backend.state.record(method="POST", path="/oauth/token", endpoint="oauth", profile=None,
                              model=None, headers={}, body={"grant_type": form.get("grant_type")},
                              stream=False)
-        status, body = backend.oauth.token({k: str(v) for k, v in form.items()})
+        status, body = backend.oauth.token(form)
         return JSONResponse(body, status, headers={"cache-control": "no-store"})
 
     routes = []

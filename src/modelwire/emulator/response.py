@@ -83,9 +83,9 @@ class EmuResponse:
                     self._finish(i, aborted=True)
                     raise ConnectionAborted("fault: close_mid_stream")
                 if kind == "stream_error" and self.error_event is not None:
+                    self._finish(i)
                     await send({"type": "http.response.body", "body": self.error_event,
                                 "more_body": False})
-                    self._finish(i)
                     return
                 if kind == "malformed_sse":
                     await send({"type": "http.response.body", "more_body": True,
@@ -100,8 +100,10 @@ class EmuResponse:
                 self._disconnected(i)
                 return
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        # logged before the last frame goes out, so a client that has the whole answer
+        # always finds the request marked completed
         self._finish(len(self.chunks))
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _finish(self, sent: int, aborted: bool = False) -> None:
         if self.entry is not None:
