@@ -418,3 +418,18 @@ def test_hosted_tool_items_are_replayed_only_where_responses_are_stored():
     assert body_of({"messages": [msg]})["input"] == [{"role": "assistant", "content": "found it"}]
     stored = body_of({"messages": [msg]}, replace(OPENAI, responses_store=True))
     assert stored["input"][0] == {"type": "web_search_call", "id": "ws_1", "status": "completed"}
+
+
+def test_replaying_encrypted_reasoning_asks_for_it_again_even_without_a_thinking_level():
+    body = body_of({"messages": [assistant(content="a", reasoning_details=[{"issuer": "openai", "block": dict(RS)}])]})
+    assert body["include"] == ["reasoning.encrypted_content"]
+
+
+def test_stream_encoder_echoes_the_request_settings_in_the_response_object():
+    request = {"messages": [{"role": "system", "content": "sys"}], "max_tokens": 5,
+               "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}
+    raw = responses.StreamEncoder(model="m", id="resp_e", request=request).close()
+    created = json.loads(raw.decode().split("\n")[1][6:])["response"]
+    assert created["id"] == "resp_e" and created["status"] == "in_progress"
+    assert created["instructions"] == "sys" and created["max_output_tokens"] == 5
+    assert created["tools"] == [{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": False}]

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import orjson
+
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..types import Effort, Message, Request, ToolSpec
 
@@ -63,8 +65,6 @@ def decode_request(
 
 def _parse(body: bytes | dict[str, Any]) -> dict[str, Any]:
     if isinstance(body, (bytes, bytearray, memoryview, str)):
-        import orjson
-
         try:
             body = orjson.loads(body)
         except orjson.JSONDecodeError as exc:

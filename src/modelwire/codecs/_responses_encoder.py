@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from ..errors import ModelwireError
 from ..events import (
     Finish,
@@ -138,8 +140,6 @@ class StreamEncoder:
 
     # ------------------------------------------------------------------ framing
     def _emit(self, out: list[bytes], kind: str, **fields: Any) -> None:
-        import orjson
-
         # the API's own order: "type" first, the other fields alphabetically
         payload = {"type": kind, **dict(sorted({**fields, "sequence_number": self._seq}.items()))}
         self._seq += 1

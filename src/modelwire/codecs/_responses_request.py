@@ -28,6 +28,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
 from ._target import EncodedRequest, Target
@@ -44,15 +46,17 @@ _ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
 # =================================================================== encoding
 def encode_request(request: Request, target: Target) -> EncodedRequest:
     """The ``POST /responses`` request for ``request`` on ``target``."""
-    import orjson
-
     profile = target.profile
     body = request_fields(request, model=target.model, sanitize=profile.sanitize_tool_schema)
     store = profile.responses_store
     body["store"] = store
-    if request.get("thinking") and not store:
-        body["include"] = [_ENCRYPTED_INCLUDE]
     body["input"] = encode_input(request.get("messages") or [], accepts=profile.accepts_issuer, store=store)
+    replays = any(item.get("encrypted_content") for item in body["input"] if item.get("type") == "reasoning")
+    if not store and (request.get("thinking") or replays):
+        # without it the next turn's reasoning comes back unreplayable; only asked
+        # when reasoning is on (non-reasoning models answer 400 "Encrypted content
+        # is not supported with this model")
+        body["include"] = [_ENCRYPTED_INCLUDE]
     if request.get("stream"):
         body["stream"] = True
     body = profile.patch_body(body, target)

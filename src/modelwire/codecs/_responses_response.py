@@ -19,6 +19,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from ..accumulate import Accumulator
 from ..completion import Completion
 from ..errors import (
@@ -215,8 +217,6 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
 
 def _json(body: Any) -> dict[str, Any]:
     if isinstance(body, (bytes, bytearray, memoryview, str)):
-        import orjson
-
         try:
             body = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -411,8 +411,6 @@ def decode_error(status: int, headers: Mapping[str, str], body: bytes | dict[str
     """An HTTP error answer from a Responses endpoint -> :class:`ProviderError`."""
     parsed: Any = body
     if isinstance(body, (bytes, bytearray, str)):
-        import orjson
-
         try:
             parsed = orjson.loads(body) if body else None
         except orjson.JSONDecodeError:

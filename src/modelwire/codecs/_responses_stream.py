@@ -26,6 +26,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import orjson
+
 from ..accumulate import Accumulator
 from ..completion import Completion
 from ..errors import ProtocolError, ProviderError
@@ -124,35 +126,30 @@ class StreamDecoder:
     # ----------------------------------------------------------------- dispatch
     def _handle_all(self, sse_events: list[SSEEvent]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
+        feed = self._acc.feed
         for sse in sse_events:
-            if sse.data == "[DONE]":  # OpenRouter's Chat Completions habit
+            raw = sse.data
+            if raw == "[DONE]":  # OpenRouter's Chat Completions habit
                 continue
             self._events += 1
             if self._done:
                 continue  # nothing after the terminal event counts
-            data = self._json(sse)
-            kind = data.get("type") or sse.event
-            produced: list[StreamEvent] = []
             try:
-                self._handle(str(kind), data, produced)
+                data = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise ProtocolError(f"event {sse.event or 'message'!r} has invalid JSON: {exc}",
+                                    partial=self.partial()) from exc
+            if type(data) is not dict:
+                raise ProtocolError("an event's data must be a JSON object", partial=self.partial())
+            kind = data.get("type") or sse.event
+            start = len(out)
+            try:
+                self._handle(str(kind), data, out)
             except (KeyError, TypeError, AttributeError, ValueError) as exc:
                 raise ProtocolError(f"malformed {kind!r} event: {exc!r}", partial=self.partial()) from exc
-            for event in produced:
-                self._acc.feed(event)
-            out.extend(produced)
+            for n in range(start, len(out)):
+                feed(out[n])
         return out
-
-    def _json(self, sse: SSEEvent) -> dict[str, Any]:
-        import orjson
-
-        try:
-            data = orjson.loads(sse.data)
-        except orjson.JSONDecodeError as exc:
-            raise ProtocolError(f"event {sse.event or 'message'!r} has invalid JSON: {exc}",
-                                partial=self.partial()) from exc
-        if not isinstance(data, dict):
-            raise ProtocolError("an event's data must be a JSON object", partial=self.partial())
-        return data
 
     def _handle(self, kind: str, data: dict[str, Any], out: list[StreamEvent]) -> None:
         if kind == "response.output_text.delta":
