@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess
@@ -96,11 +95,18 @@ def store(request, tmp_path):
         s.close()
 
 
+@pytest.fixture(scope="module")
+def emu():
+    """The emulator: its OAuth server (single-use refresh tokens) and its counters."""
+    from modelwire.emulator import Emulator
+
+    with Emulator() as emulator:
+        yield emulator
+
+
 @pytest.fixture
 def sqlite_store(tmp_path):
     s = SQLiteStore(str(tmp_path / "state.db"))
     yield s
     s.close()
 
-
-_ = os

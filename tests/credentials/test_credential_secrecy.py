@@ -7,11 +7,11 @@ import logging
 import pytest
 from click.testing import CliRunner
 
-from credentials.oauth_token_server import TokenServer
+from credentials.emulator_oauth import browser
 from modelwire.cli.auth import command as auth
 from modelwire.cli.creds import command as creds
 from modelwire.credentials import CredentialPool, PooledCredential
-from modelwire.credentials.oauth import emulator_flow, login
+from modelwire.credentials.oauth import emulator_flow, login, refresh_tokens
 from modelwire.credentials.stores import open_store
 from modelwire.errors import AuthenticationError, PoolExhaustedError, RateLimitError
 
@@ -23,10 +23,7 @@ def _scan(text: str, secrets: list[str]) -> list[str]:
     return [s for s in secrets if s and s in text]
 
 
-def test_secrets_stay_out_of_logs_errors_reprs_and_other_files(tmp_path, caplog, monkeypatch):
-    import httpx
-    import webbrowser
-
+def test_secrets_stay_out_of_logs_errors_reprs_and_other_files(emu, tmp_path, caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)
     db = tmp_path / "state" / "state.db"
     url = f"sqlite:///{db}"
@@ -49,17 +46,15 @@ def test_secrets_stay_out_of_logs_errors_reprs_and_other_files(tmp_path, caplog,
     seen += [str(info.value), repr(info.value)]
     seen += [repr(c) for c in pool.credentials()]
 
-    # an OAuth login and its refresh, then a revoked refresh token
-    monkeypatch.setattr(webbrowser, "open", lambda u: httpx.get(u, follow_redirects=True, timeout=5))
-    with TokenServer() as server:
-        cred = login(emulator_flow(server.base_url), open_url=webbrowser.open, timeout=5, now=0.0)
-        store.put(cred)
-        oauth_pool = CredentialPool("emulator", store=store, env_vars=())
-        with oauth_pool.lease() as lease:
-            oauth_pool.report(lease, "auth_failed")
-            refreshed = lease.credential
-            server.live_refresh.clear()
-            seen.append(repr(oauth_pool.report(lease, "auth_failed")))
+    # an OAuth login against the emulator, its refresh on 401, then a spent refresh token
+    cred = login(emulator_flow(emu.base_url), open_url=browser, timeout=5, now=0.0)
+    store.put(cred)
+    oauth_pool = CredentialPool("emulator", store=store, env_vars=())
+    with oauth_pool.lease() as lease:
+        oauth_pool.report(lease, "auth_failed")
+        refreshed = lease.credential
+        refresh_tokens(emu.base_url + "/oauth/token", refreshed.refresh_token, "modelwire")
+        seen.append(repr(oauth_pool.report(lease, "auth_failed")))
     oauth_secrets = [cred.secret, cred.refresh_token, refreshed.secret, refreshed.refresh_token]
 
     args = ["--store", url]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 
-import httpx
 import pytest
 from click.testing import CliRunner
 
-from credentials.oauth_token_server import TokenServer
+from credentials.emulator_oauth import browser, oauth_count
 from modelwire.cli.auth import command as auth
 from modelwire.cli.creds import command as creds
 
@@ -103,18 +102,16 @@ def test_provider_without_a_flow_points_to_creds_add(store_args):
     assert result.exit_code == 2 and "creds add --provider groq" in result.output
 
 
-def test_login_status_logout_against_a_local_oauth_server(store_args, monkeypatch):
+def test_login_status_logout_against_the_emulator(emu, store_args, monkeypatch):
     import webbrowser
 
-    # the user's browser: follows the authorize redirect to our loopback receiver
-    monkeypatch.setattr(webbrowser, "open",
-                        lambda url: httpx.get(url, follow_redirects=True, timeout=5))
-    with TokenServer() as server:
-        result = run(auth, ["login", "emulator", "--base-url", server.base_url, "--timeout", "5",
-                            *store_args])
-        assert result.exit_code == 0, result.output
-        assert "logged in to emulator" in result.output
-        assert server.counts["authorization_code"] == 1
+    monkeypatch.setattr(webbrowser, "open", browser)  # the user's browser
+    before = oauth_count(emu, "authorization_code")
+    result = run(auth, ["login", "emulator", "--base-url", emu.base_url, "--timeout", "5",
+                        *store_args])
+    assert result.exit_code == 0, result.output
+    assert "logged in to emulator" in result.output
+    assert oauth_count(emu, "authorization_code") == before + 1
     status = run(auth, ["status", *store_args]).output
     assert "emulator" in status and "expires in 60 min" in status
     assert run(auth, ["logout", "emulator", *store_args]).output.startswith("removed 1")

@@ -1,10 +1,12 @@
 """OAuth: PKCE login (loopback and pasted code), refresh ahead of expiry and on 401,
-single-use refresh tokens under a cross-process lock, invalid_grant → dead."""
+single-use refresh tokens under a cross-process lock, invalid_grant → dead.
+
+The OAuth server is the emulator's (``/oauth/authorize``, ``/oauth/token``, single-use
+rotating refresh tokens, counters in ``/__emulator/requests``)."""
 
 from __future__ import annotations
 
 import base64
-import dataclasses
 import hashlib
 import multiprocessing
 import urllib.parse
@@ -22,14 +24,9 @@ from modelwire.credentials.oauth import (
     login,
     pkce_pair,
 )
+from modelwire.credentials.oauth import refresh_tokens
 from modelwire.credentials.stores import open_store
-from credentials.oauth_token_server import TokenServer
-
-
-@pytest.fixture
-def server():
-    with TokenServer() as s:
-        yield s
+from credentials.emulator_oauth import browser, logged_in, oauth_count
 
 
 def test_pkce_pair_is_s256():
@@ -54,21 +51,17 @@ def test_openrouter_authorize_url_carries_challenge_and_state_in_callback():
                  "code_challenge": "CH", "code_challenge_method": "S256"}
 
 
-def _browser(url: str) -> None:
-    """The user's browser: follows the authorize redirect to the loopback server."""
-    httpx.get(url, follow_redirects=True, timeout=5)
-
-
-def test_login_with_loopback_redirect(server, clock, sqlite_store):
-    cred = login(emulator_flow(server.base_url), open_url=_browser, timeout=5, now=clock.t)
+def test_login_with_loopback_redirect(emu, clock):
+    before = oauth_count(emu, "authorization_code")
+    cred = login(emulator_flow(emu.base_url), open_url=browser, timeout=5, now=clock.t)
     assert cred.auth_type == "oauth" and cred.source == "oauth:emulator"
-    assert cred.secret.startswith("at-") and cred.refresh_token.startswith("rt-")
+    assert cred.secret.startswith("emu-at-") and cred.refresh_token.startswith("emu-rt-")
     assert cred.expires_at == clock.t + 3600
-    assert server.counts["authorization_code"] == 1
+    assert oauth_count(emu, "authorization_code") == before + 1
     assert cred.secret not in repr(cred) and cred.refresh_token not in repr(cred)
 
 
-def test_login_with_pasted_redirect_url(server, clock):
+def test_login_with_pasted_redirect_url(emu, clock):
     seen: list[str] = []
 
     def show(url: str) -> None:
@@ -77,54 +70,48 @@ def test_login_with_pasted_redirect_url(server, clock):
     def paste() -> str:
         return httpx.get(seen[0], follow_redirects=False, timeout=5).headers["location"]
 
-    cred = login(emulator_flow(server.base_url), open_url=show, paste=paste, now=clock.t)
-    assert cred.secret.startswith("at-")
+    cred = login(emulator_flow(emu.base_url), open_url=show, paste=paste, now=clock.t)
+    assert cred.secret.startswith("emu-at-")
 
 
-def test_login_rejects_a_wrong_state(server, clock):
+def test_login_rejects_a_wrong_state(emu, clock):
     def paste() -> str:
         return "http://127.0.0.1/callback?code=abc&state=forged"
 
     with pytest.raises(OAuthError, match="state"):
-        login(emulator_flow(server.base_url), open_url=lambda url: None, paste=paste, now=clock.t)
+        login(emulator_flow(emu.base_url), open_url=lambda url: None, paste=paste, now=clock.t)
 
 
-def _oauth_cred(server: TokenServer, expires_at: float) -> PooledCredential:
-    tokens = server.issue()
-    return PooledCredential(
-        provider="emu", id="login1", label="emu login", auth_type="oauth", source="oauth:emulator",
-        secret=tokens["access_token"], refresh_token=tokens["refresh_token"], expires_at=expires_at,
-        extra={"token_url": server.base_url + "/oauth/token", "client_id": "modelwire"},
-    )
-
-
-def test_token_is_refreshed_two_minutes_before_expiry(server, clock, sqlite_store):
-    old = _oauth_cred(server, expires_at=clock.t + 100)  # inside the 120 s window
+def test_token_is_refreshed_two_minutes_before_expiry(emu, clock, sqlite_store):
+    old = logged_in(emu, now=clock.t, expires_at=clock.t + 100)  # inside the 120 s window
     sqlite_store.put(old)
+    before = oauth_count(emu, "refresh_token")
     pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={})
     with pool.lease() as lease:
         assert lease.secret != old.secret
         assert lease.credential.expires_at == clock.t + 3600
-    assert server.counts["refresh_token"] == 1
+    assert oauth_count(emu, "refresh_token") == before + 1
     with pool.lease() as lease:  # fresh now: no second refresh
         pass
-    assert server.counts["refresh_token"] == 1
+    assert oauth_count(emu, "refresh_token") == before + 1
 
 
-def test_401_refreshes_and_the_same_lease_continues(server, clock, sqlite_store):
-    old = _oauth_cred(server, expires_at=clock.t + 3600)
+def test_401_refreshes_and_the_same_lease_continues(emu, clock, sqlite_store):
+    old = logged_in(emu, now=clock.t)
     sqlite_store.put(old)
+    before = oauth_count(emu, "refresh_token")
     pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={})
     with pool.lease() as lease:
         state = pool.report(lease, "auth_failed")
         assert state.status == "ok"
-        assert lease.secret != old.secret and lease.secret.startswith("at-")
-    assert server.counts["refresh_token"] == 1
+        assert lease.secret != old.secret and lease.secret.startswith("emu-at-")
+    assert oauth_count(emu, "refresh_token") == before + 1
 
 
-def test_invalid_grant_marks_dead_with_a_login_hint(server, clock, sqlite_store):
-    old = _oauth_cred(server, expires_at=clock.t + 3600)
-    server.live_refresh.clear()  # the refresh token was revoked server-side
+def test_invalid_grant_marks_dead_with_a_login_hint(emu, clock, sqlite_store):
+    old = logged_in(emu, now=clock.t)
+    # someone else spent the single-use refresh token (a leak, or a tool without our lock)
+    refresh_tokens(emu.base_url + "/oauth/token", old.refresh_token, "modelwire")
     sqlite_store.put(old)
     pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={})
     with pool.lease() as lease:
@@ -176,7 +163,7 @@ def test_transient_refresh_failure_cools_instead_of_killing(clock, sqlite_store)
 
 
 # ---------------------------------------------------------------- the refresh race
-def _racer(url: str, barrier, results) -> None:
+def _racer(url: str, barrier, results) -> None:  # runs in a forked process
     store = open_store(url, shared=False)
     pool = CredentialPool("emu", store=store, env_vars=(), environ={}, max_concurrent=8)
     with pool.lease() as lease:
@@ -187,11 +174,12 @@ def _racer(url: str, barrier, results) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_eight_processes_hit_401_at_once_and_refresh_exactly_once(server, tmp_path):
+def test_eight_processes_hit_401_at_once_and_refresh_exactly_once(emu, tmp_path):
     url = f"sqlite:///{tmp_path}/state.db"
     seed = open_store(url, shared=False)
-    old = _oauth_cred(server, expires_at=9_999_999_999.0)
+    old = logged_in(emu, now=0.0, expires_at=9_999_999_999.0)
     seed.put(old)
+    refreshed, rejected = oauth_count(emu, "refresh_token"), oauth_count(emu, "invalid_grant")
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(8), ctx.Queue()
     procs = [ctx.Process(target=_racer, args=(url, barrier, results)) for _ in range(8)]
@@ -200,8 +188,8 @@ def test_eight_processes_hit_401_at_once_and_refresh_exactly_once(server, tmp_pa
     outcomes = [results.get(timeout=30) for _ in procs]
     for p in procs:
         p.join(timeout=10)
-    assert server.counts["refresh_token"] == 1
-    assert server.counts["refresh_rejected"] == 0
+    assert oauth_count(emu, "refresh_token") == refreshed + 1  # exactly one refresh
+    assert oauth_count(emu, "invalid_grant") == rejected  # no process replayed a token
     new = seed.get("emu", old.id)
     assert new.status == "ok" and new.secret != old.secret
     assert all(before == old.secret for before, _, _ in outcomes)
@@ -209,18 +197,19 @@ def test_eight_processes_hit_401_at_once_and_refresh_exactly_once(server, tmp_pa
     assert all(status == "ok" for _, _, status in outcomes)
 
 
-def test_refresh_race_on_redis(server, redis_url):
+def test_refresh_race_on_redis(emu, redis_url):
     from modelwire.credentials.stores.redis import RedisStore
 
     store = RedisStore(redis_url, prefix="race:")
-    old = _oauth_cred(server, expires_at=9_999_999_999.0)
+    old = logged_in(emu, now=0.0, expires_at=9_999_999_999.0)
     store.put(old)
+    refreshed = oauth_count(emu, "refresh_token")
     pools = [CredentialPool("emu", store=RedisStore(redis_url, prefix="race:"), env_vars=(),
                             environ={}, max_concurrent=8) for _ in range(4)]
     leases = [p.lease() for p in pools]
     for pool, lease in zip(pools, leases):
         assert pool.report(lease, "auth_failed").status == "ok"
         lease.release()
-    assert server.counts["refresh_token"] == 1
+    assert oauth_count(emu, "refresh_token") == refreshed + 1
     assert len({lease.secret for lease in leases}) == 1
-    assert dataclasses.replace(store.get("emu", old.id)).secret == leases[0].secret
+    assert store.get("emu", old.id).secret == leases[0].secret
