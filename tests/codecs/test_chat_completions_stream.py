@@ -394,3 +394,48 @@ def test_decode_error_shapes(status: int, body: Any, cls: type[ProviderError], m
     assert type(err) is cls and err.status == status
     assert message in str(err)
     assert err.request_id == "req_1" and err.retry_after == 7
+
+
+# ------------------------------------------------------- Gemini thought signatures
+SIG = {"google": {"thought_signature": "AVSoXO4"}}
+
+
+def test_gemini_signatures_survive_a_stream_and_go_back_on_their_call() -> None:
+    from modelwire.codecs import Target
+    from modelwire.providers.profile import ProviderProfile
+
+    events = decode(sse(
+        chunk({"tool_calls": [{**tc(0, "c1", "f", "{}"), "extra_content": SIG}]}),
+        chunk({"extra_content": {"google": {"thought_signature": "MSG"}}}),
+        chunk({}, "tool_calls"),
+    ), issuer="gemini")
+    msg = fold(events).message
+    assert msg["reasoning_details"] == [
+        {"issuer": "gemini", "block": {"type": "gemini_extra_content", "extra_content": SIG, "tool_call_id": "c1"}},
+        {"issuer": "gemini", "block": {"type": "gemini_extra_content",
+                                       "extra_content": {"google": {"thought_signature": "MSG"}}}},
+    ]
+    history = {"model": "g", "messages": [{"role": "user", "content": "hi"}, msg,
+                                          {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}
+    gemini = json.loads(cc.encode_request(history, Target(ProviderProfile("gemini", issuer="gemini"), "g")).body)
+    sent = gemini["messages"][1]
+    assert sent["tool_calls"][0]["extra_content"] == SIG
+    assert sent["extra_content"] == {"google": {"thought_signature": "MSG"}}
+    assert "reasoning_details" not in sent
+    other = json.loads(cc.encode_request(history, Target(ProviderProfile("openai", issuer="openai"), "g")).body)
+    assert "extra_content" not in other["messages"][1] and "extra_content" not in other["messages"][1]["tool_calls"][0]
+    # and the gateway hands them to a Chat Completions client where Gemini would
+    body = cc.encode_response(fold(events))
+    assert body["choices"][0]["message"]["tool_calls"][0]["extra_content"] == SIG
+    assert cc.decode_response(body, issuer="gemini").message == msg
+
+
+def test_gemini_non_stream_signature_with_an_empty_call_id() -> None:
+    body = {"id": "x", "model": "gemini-2.5-pro", "object": "chat.completion", "created": 1,
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "extra_content": SIG, "thought_signature": "AVSoXO4",
+                "tool_calls": [{"id": "", "type": "function", "function": {"name": "now", "arguments": "{}"}}]}}]}
+    msg = cc.decode_response(body, issuer="gemini").message
+    assert msg["tool_calls"][0]["id"].startswith("call_")
+    assert msg["reasoning_details"] == [{"issuer": "gemini", "block": {"type": "gemini_extra_content",
+                                                                       "extra_content": SIG}}]

@@ -32,6 +32,18 @@ _MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")
 _ANTHROPIC_BAD = re.compile(r"[^A-Za-z0-9_-]")
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 SYNTHETIC_REASONING = "reasoning_content"  # the block type we mint for plain reasoning text
+# Gemini's thought signatures (``extra_content.google.thought_signature``, on a
+# tool call or on the message) kept as a reasoning block so they survive streams,
+# storage and the gateway (litellm #16893: lost in streaming). ``tool_call_id``
+# names the call it rode on; none means the message itself.
+GEMINI_SIGNATURE = "gemini_extra_content"
+
+
+def gemini_block(extra: Any, call_id: str | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": GEMINI_SIGNATURE, "extra_content": extra}
+    if call_id is not None:
+        block["tool_call_id"] = call_id
+    return block
 
 
 class ToolIds:
@@ -133,6 +145,7 @@ def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolI
         # A refusal is the model's own words; sent as content so the turn is not
         # empty (OpenAI requires content or tool_calls) on any server.
         wire["content"] = refusal
+    _gemini_signatures(msg, wire, profile)
     text, details = _reasoning_echo(msg, profile)
     if text is not None:
         wire["reasoning_content"] = text
@@ -171,6 +184,31 @@ def _call(call: Any, i: int, j: int, profile: ProviderProfile, ids: ToolIds) -> 
     return out
 
 
+def _gemini_signatures(msg: dict[str, Any], wire: dict[str, Any], profile: ProviderProfile) -> None:
+    """Gemini rejects a replayed function call without its thought_signature
+    ("Function call is missing a thought_signature"): put each signature block
+    from an issuer this endpoint accepts back where it came from."""
+    details = msg.get("reasoning_details")
+    if not isinstance(details, list):
+        return
+    calls = {c["id"]: c for c in wire.get("tool_calls", [])}
+    originals = [c.get("id") for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
+    by_original = dict(zip(originals, wire.get("tool_calls", []), strict=False))
+    for d in details:
+        block = d.get("block") if isinstance(d, dict) else None
+        if not isinstance(block, dict) or block.get("type") != GEMINI_SIGNATURE:
+            continue
+        if not profile.accepts_issuer(d.get("issuer") or ""):
+            continue
+        call_id = block.get("tool_call_id")
+        if call_id is None:
+            wire["extra_content"] = block.get("extra_content")
+            continue
+        target = by_original.get(call_id) or calls.get(call_id)
+        if target is not None and "extra_content" not in target:
+            target["extra_content"] = block.get("extra_content")
+
+
 def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str | None, list[dict[str, Any]]]:
     """(reasoning_content text, reasoning_details items) to send for one assistant turn."""
     policy = profile.reasoning_echo
@@ -183,7 +221,8 @@ def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str 
     if policy == "reasoning_details":
         # OpenRouter-style items go back verbatim, only to an equivalent issuer;
         # our synthetic reasoning_content blocks are not OpenRouter items.
-        return None, [d["block"] for d in own if d["block"].get("type") != SYNTHETIC_REASONING]
+        return None, [d["block"] for d in own
+                      if d["block"].get("type") not in (SYNTHETIC_REASONING, GEMINI_SIGNATURE)]
     text = msg.get("reasoning_content")
     if not isinstance(text, str):
         text = msg.get("reasoning") if isinstance(msg.get("reasoning"), str) else None

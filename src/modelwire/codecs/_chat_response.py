@@ -25,7 +25,7 @@ from ._chat_common import (
     usage_from_wire,
     usage_to_wire,
 )
-from ._chat_messages import SYNTHETIC_REASONING, wrap_details
+from ._chat_messages import GEMINI_SIGNATURE, SYNTHETIC_REASONING, gemini_block, wrap_details
 
 
 # ------------------------------------------------------------------------ decode
@@ -70,13 +70,16 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
     if not reasoning and details:
         # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details
         reasoning = [d["block"]["text"] for d in details if isinstance(d["block"].get("text"), str)]
-    calls = _calls(wire.get("tool_calls"))
+    calls, signatures = _calls(wire.get("tool_calls"))
     msg: AssistantMessage = {"role": "assistant", "content": text if text or not calls else None}
     joined = "".join(reasoning)
     if joined:
         msg["reasoning_content"] = joined
         if not details:
             details = [{"issuer": issuer, "block": {"type": SYNTHETIC_REASONING, "text": joined}}]
+    if wire.get("extra_content"):
+        signatures.append(gemini_block(wire["extra_content"]))
+    details += [{"issuer": issuer, "block": b} for b in signatures]
     if details:
         msg["reasoning_details"] = details  # type: ignore[typeddict-item]
     refusal = wire.get("refusal")
@@ -116,10 +119,12 @@ def _thinking_texts(value: Any) -> list[str]:
     return []
 
 
-def _calls(wire_calls: Any) -> list[dict[str, Any]]:
+def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(tool calls, Gemini signature blocks that rode on them)."""
     out: list[dict[str, Any]] = []
+    signatures: list[dict[str, Any]] = []
     if not isinstance(wire_calls, list):
-        return out
+        return out, signatures
     for call in wire_calls:
         if not isinstance(call, Mapping):
             continue
@@ -135,12 +140,10 @@ def _calls(wire_calls: Any) -> list[dict[str, Any]]:
             # Gemini's compat endpoint sends "" ids: a deterministic one keeps
             # prompt-cache prefixes stable
             call_id = deterministic_tool_call_id(name, args, len(out))
-        item: dict[str, Any] = {"id": call_id, "type": "function",
-                                "function": {"name": name, "arguments": args}}
+        out.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": args}})
         if call.get("extra_content"):
-            item["extra_content"] = call["extra_content"]  # Gemini thought_signature
-        out.append(item)
-    return out
+            signatures.append(gemini_block(call["extra_content"], call_id))
+    return out, signatures
 
 
 # ------------------------------------------------------------------------ encode
@@ -181,19 +184,30 @@ def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
         out["reasoning_details"] = blocks
     calls = message.get("tool_calls")
     if calls:
-        out["tool_calls"] = [
-            {k: v for k, v in c.items() if k in ("id", "type", "function", "extra_content")} for c in calls
-        ]
+        out["tool_calls"] = [{k: v for k, v in c.items() if k in ("id", "type", "function")} for c in calls]
+    # Gemini signatures go back where Gemini puts them: on the call, or the message
+    by_id = {c["id"]: c for c in out.get("tool_calls", [])}
+    for block in _blocks(message.get("reasoning_details"), GEMINI_SIGNATURE):
+        call = by_id.get(block.get("tool_call_id"))
+        if call is not None:
+            call["extra_content"] = block.get("extra_content")
+        elif "tool_call_id" not in block:
+            out["extra_content"] = block.get("extra_content")
     return out
 
 
-def native_blocks(details: Any) -> list[dict[str, Any]]:
-    """The provider-native blocks to show a Chat Completions client (our
-    synthetic reasoning_content blocks are already in ``reasoning_content``)."""
+def _blocks(details: Any, type_: str | None = None) -> list[dict[str, Any]]:
     if not isinstance(details, list):
         return []
-    return [d["block"] for d in details if isinstance(d, Mapping) and isinstance(d.get("block"), Mapping)
-            and d["block"].get("type") != SYNTHETIC_REASONING]
+    blocks = [d["block"] for d in details if isinstance(d, Mapping) and isinstance(d.get("block"), Mapping)]
+    return [b for b in blocks if type_ is None or b.get("type") == type_]
+
+
+def native_blocks(details: Any) -> list[dict[str, Any]]:
+    """The provider-native blocks to show a Chat Completions client in
+    ``reasoning_details`` (ours are elsewhere: synthetic reasoning_content blocks
+    in ``reasoning_content``, Gemini signatures in ``extra_content``)."""
+    return [b for b in _blocks(details) if b.get("type") not in (SYNTHETIC_REASONING, GEMINI_SIGNATURE)]
 
 
 def _default_id(model: str, message: Mapping[str, Any]) -> str:

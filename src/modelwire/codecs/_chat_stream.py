@@ -28,7 +28,7 @@ from ..events import (
 from ..messages import ThinkTagSplitter
 from ..types import Request
 from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire, usage_to_wire
-from ._chat_messages import SYNTHETIC_REASONING
+from ._chat_messages import GEMINI_SIGNATURE, SYNTHETIC_REASONING, gemini_block
 from ._chat_response import stream_error
 from ._sse import SSEDecoder
 
@@ -40,7 +40,7 @@ _loads = orjson.loads
 
 
 class _Call:
-    __slots__ = ("ordinal", "id", "name", "started", "held")
+    __slots__ = ("ordinal", "id", "name", "started", "held", "signature")
 
     def __init__(self, ordinal: int) -> None:
         self.ordinal = ordinal
@@ -48,6 +48,7 @@ class _Call:
         self.name = ""
         self.started = False
         self.held: list[str] = []  # arguments that arrived before the name
+        self.signature: Any = None  # Gemini extra_content on the call
 
 
 class StreamDecoder:
@@ -73,6 +74,7 @@ class StreamDecoder:
         self._detail_at: dict[tuple[Any, Any], dict[str, Any]] = {}
         self._splitter: ThinkTagSplitter | None = ThinkTagSplitter() if think_tags else None
         self._usage: Mapping[str, Any] | None = None
+        self._signature: Any = None  # Gemini extra_content on the message
         self._finished = False
         self._ended = False  # [DONE] seen, or an error ended the stream
 
@@ -195,6 +197,8 @@ class StreamDecoder:
         calls = delta.get("tool_calls")
         if calls:
             self._on_calls(calls)
+        if delta.get("extra_content"):
+            self._signature = delta["extra_content"]
 
     def _text(self, text: str) -> None:
         # the one place inline <think> tags are separated from the answer
@@ -284,6 +288,8 @@ class StreamDecoder:
         if call_id:
             self._by_id.setdefault(call_id, call)
             call.id = call.id or call_id
+        if tc.get("extra_content"):
+            call.signature = tc["extra_content"]
         if name and not call.name:
             # assigned, never appended: MiniMax via NIM resends the full name in
             # every chunk ("read_fileread_file", hermes #8259)
@@ -317,6 +323,11 @@ class StreamDecoder:
             out.append(ReasoningBlock(self.issuer, {"type": SYNTHETIC_REASONING,
                                                     "text": "".join(self._reasoning)}))
         for call in self._calls:
+            if call.signature is not None:
+                out.append(ReasoningBlock(self.issuer, gemini_block(call.signature, call.id)))
+        if self._signature is not None:
+            out.append(ReasoningBlock(self.issuer, gemini_block(self._signature)))
+        for call in self._calls:
             if not call.started:
                 self._start(call)
             out.append(ToolCallEnd(call.ordinal))
@@ -345,6 +356,7 @@ class StreamEncoder:
         options = ((request or {}).get("metadata") or {}).get("stream_options") or {}
         self._include_usage = request is None or bool(options.get("include_usage"))
         self._started = False
+        self._call_index: dict[str, int] = {}
         self._usage: dict[str, Any] | None = None
         self._errored = False
         self._closed = False
@@ -376,6 +388,7 @@ class StreamEncoder:
             return self._chunk({"reasoning_content": text}) if text else b""
         if t is ToolCallStart:
             call_id = event.id or self._call_id(event)  # type: ignore[union-attr,arg-type]
+            self._call_index[call_id] = event.index  # type: ignore[union-attr]
             return self._chunk({"tool_calls": [{
                 "index": event.index, "id": call_id, "type": "function",  # type: ignore[union-attr]
                 "function": {"name": event.name, "arguments": ""}}]})  # type: ignore[union-attr]
@@ -383,8 +396,15 @@ class StreamEncoder:
             return self._chunk({"refusal": event.text})  # type: ignore[union-attr]
         if t is ReasoningBlock:
             block = event.block  # type: ignore[union-attr]
-            if block.get("type") == SYNTHETIC_REASONING:
+            kind = block.get("type")
+            if kind == SYNTHETIC_REASONING:
                 return b""  # its text already went out as reasoning_content deltas
+            if kind == GEMINI_SIGNATURE:  # where Gemini puts it: on the call or the message
+                index = self._call_index.get(block.get("tool_call_id"))  # type: ignore[arg-type]
+                if index is not None:
+                    return self._chunk({"tool_calls": [{"index": index,
+                                                        "extra_content": block.get("extra_content")}]})
+                return self._chunk({"extra_content": block.get("extra_content")})
             return self._chunk({"reasoning_details": [block]})
         if t is Finish:
             return self._chunk({}, event.reason)  # type: ignore[union-attr]
