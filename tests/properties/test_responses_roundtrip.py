@@ -200,5 +200,8 @@ def requests(draw):
 def test_decode_request_inverts_encode_request(request):
     body = responses.encode_request(request, Target(PROFILE, model="gpt-x")).body
     again = responses.decode_request(body)
-    expected = {**request, "metadata": {"source_api": "responses"}, "extra": {"store": False}}
+    extra = {"store": False}
+    if any(m.get("reasoning_details") for m in request["messages"]):
+        extra["include"] = ["reasoning.encrypted_content"]  # replayed reasoning asks for more
+    expected = {**request, "metadata": {"source_api": "responses"}, "extra": extra}
     assert again == expected
