@@ -42,6 +42,15 @@ def violations(
     out += _check_tools(body)
     out += _check_messages(msgs, strict, unsigned_thinking)
     out += _check_thinking(body)
+    uses = [b.get("id") for m in msgs if isinstance(m.get("content"), list) for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_use"]
+    if len(uses) != len(set(uses)):
+        out.append("tool_use ids must be unique")
+    has_tool_blocks = bool(uses) or any(
+        isinstance(m.get("content"), list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m["content"])
+        for m in msgs)
+    if has_tool_blocks and not body.get("tools"):
+        out.append("Requests which include `tool_use` or `tool_result` blocks must define tools.")
     out += _check_cache(body)
     if strict:
         out += [f"{k}: not accepted by API {version}" for k in ("temperature", "top_p", "top_k") if k in body]

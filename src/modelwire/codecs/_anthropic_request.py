@@ -157,6 +157,16 @@ def _current_loop_start(messages: list[dict[str, Any]]) -> int:
     return -1
 
 
+def _has_tool_blocks(messages: list[dict[str, Any]]) -> bool:
+    """Anthropic: "Requests which include tool_use or tool_result blocks must define
+    tools" — so with such history, tool_choice none keeps the tools and sends
+    {"type": "none"} instead of dropping them."""
+    return any(
+        isinstance(m["content"], list) and any(b.get("type") in ("tool_use", "tool_result") for b in m["content"])
+        for m in messages
+    )
+
+
 def _check_thinking_turn(body: dict[str, Any]) -> None:
     """With thinking on, the last assistant turn of the tool loop must start with its
     thinking block (Anthropic 400 "Expected `thinking` or `redacted_thinking`, but found
@@ -198,7 +208,9 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     body["messages"] = converted
     choice = request.get("tool_choice")
     tools = request.get("tools") or []
-    if tools and choice != "none":  # tool_choice none: no tools are sent at all
+    if choice == "none" and tools and not _has_tool_blocks(converted):
+        tools = []  # tool_choice none: no tools are sent at all
+    if tools:
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
         body["tools"] = encode_tools(tools, profile, eager=eager)
         tc = encode_tool_choice(choice, request.get("parallel_tool_calls"))

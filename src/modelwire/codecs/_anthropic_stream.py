@@ -123,9 +123,10 @@ class StreamDecoder:
                 self.unknown_events += 1
                 log.debug("unknown Anthropic stream event %r ignored", kind)
                 continue
+            mark = len(out)
             handler(data, out)
-        for ev in out:
-            self._acc.feed(ev)
+            for ev in out[mark:]:  # folded as we go: an error event's partial includes them
+                self._acc.feed(ev)
         return out
 
     def _message_start(self, data: dict[str, Any], out: list[StreamEvent]) -> None:

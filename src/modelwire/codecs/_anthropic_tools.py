@@ -29,9 +29,9 @@ def sanitize_tool_id(tool_id: str) -> str:
     the ``tool_use`` id and the ``tool_result`` ``tool_use_id``, so they stay paired."""
     if tool_id and not _BAD_ID_CHARS.search(tool_id):
         return tool_id
-    if not tool_id:
-        return "toolu_" + hashlib.sha256(b"").hexdigest()[:24]
-    return _BAD_ID_CHARS.sub("_", tool_id)
+    # a short hash of the original keeps distinct ids distinct ("a.b" and "a:b")
+    digest = hashlib.sha256(tool_id.encode()).hexdigest()[:8]
+    return f"{_BAD_ID_CHARS.sub('_', tool_id) or 'toolu'}_{digest}"
 
 
 # ---------------------------------------------------------------- JSON Schema
@@ -153,12 +153,14 @@ def encode_tools(
 
 def encode_tool_choice(choice: Any, parallel: bool | None) -> dict[str, Any] | None:
     """OpenAI tool_choice -> Anthropic. ``None`` return means: send no tool_choice.
-    ``"none"`` is handled by the caller (no tools are sent at all)."""
+    ``"none"`` only reaches here when the history holds tool blocks (see _anthropic_request)."""
     tc: dict[str, Any] | None
     if choice is None:
         tc = {"type": "auto"} if parallel is not None else None
     elif choice == "auto":
         tc = {"type": "auto"}
+    elif choice == "none":
+        tc = {"type": "none"}
     elif choice == "required":
         tc = {"type": "any"}
     elif isinstance(choice, dict) and choice.get("type") == "function":

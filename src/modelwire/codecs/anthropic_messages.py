@@ -47,7 +47,9 @@ __all__ = [
 def _mark(msg: dict[str, Any], marker: dict[str, Any]) -> dict[str, Any]:
     msg = copy.deepcopy(msg)
     content = msg.get("content")
-    if isinstance(content, str) and content:
+    if msg.get("role") == "tool":  # on the tool_result block itself, not inside it
+        msg["cache_control"] = dict(marker)
+    elif isinstance(content, str) and content:
         msg["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
     elif isinstance(content, list) and content:
         content[-1]["cache_control"] = dict(marker)
