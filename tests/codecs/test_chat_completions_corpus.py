@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from conftest import load_corpus
 
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target
@@ -19,8 +20,6 @@ from modelwire.errors import (
 )
 from modelwire.events import Finish, StreamError, UsageEvent
 from modelwire.providers.profile import ProviderProfile
-
-from conftest import load_corpus
 
 # One profile per recorded provider, with what that endpoint really takes.
 _OPENAI = ProviderProfile(

@@ -51,7 +51,7 @@ class ToolIds:
     its result, and the same way on every request (prompt-cache prefixes stay
     stable): a deterministic hash, not a counter."""
 
-    __slots__ = ("_format", "_cache")
+    __slots__ = ("_cache", "_format")
 
     def __init__(self, fmt: str) -> None:
         self._format = fmt

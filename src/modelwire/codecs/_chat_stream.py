@@ -40,7 +40,7 @@ _loads = orjson.loads
 
 
 class _Call:
-    __slots__ = ("ordinal", "id", "name", "started", "held", "signature")
+    __slots__ = ("held", "id", "name", "ordinal", "signature", "started")
 
     def __init__(self, ordinal: int) -> None:
         self.ordinal = ordinal
