@@ -24,6 +24,7 @@ from .errors import (
     CredentialError,
     FallbackExhaustedError,
     ModelwireError,
+    PoolExhaustedError,
     ProviderError,
 )
 from .transport import Timeouts
@@ -95,9 +96,11 @@ class Settings:
         timeout: float | Timeouts | None,
         headers: Mapping[str, str] | None,
         retry: RetryPolicy | None,
+        pools: Any = None,
     ) -> None:
         from .resilience import RetryPolicy
 
+        self.pools = pools
         self.model = model
         self.base_url = base_url
         self.api_key = api_key
@@ -174,7 +177,7 @@ class Settings:
         base_url = resolved.base_url or _default_base_url(profile)
         creds = source_for(
             profile, api_key=self.api_key if primary else None,
-            api_key_env=tuple(resolved.api_key_env), config=self._pool_config,
+            api_key_env=tuple(resolved.api_key_env), config=self._pool_config, pools=self.pools,
         )
         return Endpoint(
             name=name, profile=profile, model_id=resolved.model_id, base_url=base_url,
@@ -360,11 +363,16 @@ class Turn:
     def fail(self, error: ModelwireError) -> float:
         """Walk the ladder for ``error``: returns the seconds to wait before the next
         attempt, or raises (the error, or :class:`FallbackExhaustedError`)."""
-        from .resilience import classify, decide
+        from .resilience import Failure, classify, decide
 
         ep = self.endpoint
         self.errors.append(error)
-        if isinstance(error, CredentialError):  # no key to try here: the next model may have one
+        if isinstance(error, PoolExhaustedError):
+            # every key cooling: like a rate limit on this model, with the pool's ETA as hint
+            failure = Failure("rate_limit", provider=ep.profile.name, reason="pool exhausted",
+                              retry_after=getattr(error, "retry_after", None), error=error)
+            return self._apply(decide(failure, self.ladder, self.settings.retry), failure, error)
+        if isinstance(error, CredentialError):  # no key here: the next model may have one
             return self._next_model(error, "failed")
         failure = classify(error, ep.profile)
         held = self.held

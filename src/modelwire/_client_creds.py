@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import NoCredentialsError
+from .errors import PoolExhaustedError
 
 if TYPE_CHECKING:
     from .providers.profile import ProviderProfile
@@ -87,6 +87,8 @@ class EnvKey(FixedKey):
                 return Held(value, f"env:{name}")
         if self._optional or not self._names:
             return Held(None)
+        from .errors import NoCredentialsError
+
         raise NoCredentialsError(
             f"no API key for {self._provider}: set {' or '.join(self._names)}"
         )
@@ -114,7 +116,15 @@ class PoolKey:
         return self._pool
 
     def acquire(self) -> Held:
-        lease = self.pool.lease()
+        try:
+            lease = self.pool.lease()
+        except PoolExhaustedError as exc:
+            # every key is cooling: say how long until the first frees, on the pool's
+            # own clock, so the ladder can wait for it (or fall back if that is long)
+            wake = exc.next_available_at
+            if wake is not None:
+                exc.retry_after = max(0.0, wake - self.pool.clock.time())  # type: ignore[attr-defined]
+            raise
         cred = lease.credential
         label = cred.label or cred.source or cred.id
         return Held(lease.secret, str(label), True, cred.auth_type == "oauth", lease)
@@ -160,10 +170,18 @@ def source_for(
     api_key: str | None,
     api_key_env: tuple[str, ...],
     config: Any,
+    pools: Any = None,
 ) -> CredentialSource:
-    """The credential source for one resolved model (see the module docstring)."""
+    """The credential source for one resolved model (see the module docstring).
+
+    ``pools``: pools the caller manages (a gateway shares its pools with every
+    client): a mapping provider → pool, or a callable returning a pool or None.
+    """
     if api_key is not None:
         return FixedKey(api_key, "api_key")
+    given = _given_pool(pools, profile.name)
+    if given is not None:
+        return PoolKey(lambda: given)
     if profile.name.startswith("emulator"):
         # the emulator accepts any non-empty key unless it was started with --keys
         secret = next((os.environ[n] for n in api_key_env if os.environ.get(n)), None)
@@ -176,6 +194,14 @@ def source_for(
         # the variable directly, no pool
         return EnvKey(profile.name, names, optional=optional or not names)
     return PoolKey(lambda: _open_pool(profile.name, names, config))
+
+
+def _given_pool(pools: Any, provider: str) -> Any:
+    if pools is None:
+        return None
+    if callable(pools):
+        return pools(provider)
+    return pools.get(provider)
 
 
 def _open_pool(provider: str, names: tuple[str, ...], config: Any) -> Any:

@@ -59,10 +59,11 @@ class _Base:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Any] | None = None,
         transport: Any = None,
+        pools: Any = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
-            config=config, timeout=timeout, headers=headers, retry=retry,
+            config=config, timeout=timeout, headers=headers, retry=retry, pools=pools,
         )
         self._sleep = sleep
         self._transport = transport
@@ -193,6 +194,9 @@ class Stream:
         try:
             while True:
                 acc = None
+                if self._interrupt is not None and self._interrupt.is_set():
+                    self._interrupted_before_start()  # checked before every attempt
+                    return
                 try:
                     plan = turn.plan()
                     acc = self._acc = Accumulator(model=plan.endpoint.model_id)
@@ -238,6 +242,11 @@ class Stream:
         if self.completion is None and self._acc is not None:
             self.completion = self._turn.succeed(self._acc.result(interrupted=True),
                                                  interrupted=True)
+
+    def _interrupted_before_start(self) -> None:
+        if self._acc is None:
+            self._acc = Accumulator(model=self._turn.endpoint.model_id)
+        self._interrupted()
 
 
 # ------------------------------------------------------------------------- async
@@ -338,6 +347,9 @@ class AsyncStream:
         try:
             while True:
                 acc = None
+                if self._interrupt is not None and self._interrupt.is_set():
+                    self._interrupted_before_start()
+                    return
                 try:
                     plan = turn.plan()
                     acc = self._acc = Accumulator(model=plan.endpoint.model_id)
@@ -388,3 +400,8 @@ class AsyncStream:
         if self.completion is None and self._acc is not None:
             self.completion = self._turn.succeed(self._acc.result(interrupted=True),
                                                  interrupted=True)
+
+    def _interrupted_before_start(self) -> None:
+        if self._acc is None:
+            self._acc = Accumulator(model=self._turn.endpoint.model_id)
+        self._interrupted()
