@@ -439,3 +439,12 @@ def test_gemini_non_stream_signature_with_an_empty_call_id() -> None:
     assert msg["tool_calls"][0]["id"].startswith("call_")
     assert msg["reasoning_details"] == [{"issuer": "gemini", "block": {"type": "gemini_extra_content",
                                                                        "extra_content": SIG}}]
+
+
+def test_sse_error_events_and_unknown_events() -> None:
+    dec = cc.StreamDecoder()
+    events = dec.feed(b"event: ping\n\n" + sse(chunk({"content": "a"}), done=False)
+                      + b"event: error\ndata: upstream timed out\n\n") + dec.close()
+    assert dec.unknown_events == 1
+    assert isinstance(events[-1], StreamError) and isinstance(events[-1].error, ServerError)
+    assert str(events[-1].error) == "upstream timed out"

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from ..accumulate import Accumulator
-from ..errors import ProtocolError
+from ..errors import ProtocolError, ServerError
 from ..events import (
     Finish,
     ReasoningBlock,
@@ -127,6 +127,12 @@ class StreamDecoder:
             chunk = _loads(data)
         except orjson.JSONDecodeError as exc:
             if not data.strip():
+                if event:  # e.g. "event: ping" with no data: not ours
+                    self.unknown_events += 1
+                return
+            if event == "error":  # an error event whose data is plain text
+                self._out.append(StreamError(ServerError(data[:2000])))
+                self._ended = True
                 return
             self._drain()
             raise ProtocolError(f"stream chunk is not valid JSON ({exc}): {data[:120]!r}",
