@@ -170,10 +170,9 @@ def test_invalid_utf8_inside_the_stream(emu, http):
 def test_error_event_inside_a_200_stream_anthropic(emu):
     emu.set_faults([{"fault": "stream_error", "after": 3}])
     client = anthropic.Anthropic(base_url=emu.anthropic_base_url(), api_key=KEY, max_retries=0)
-    with pytest.raises(anthropic.APIStatusError) as info:
-        with client.messages.stream(**MSG) as stream:
-            for _ in stream:
-                pass
+    with pytest.raises(anthropic.APIStatusError) as info, client.messages.stream(**MSG) as stream:
+        for _ in stream:
+            pass
     assert "Overloaded" in str(info.value)
 
 
@@ -213,9 +212,10 @@ def test_slow_chunks_still_deliver_everything(emu, http):
 
 def test_hang_before_first_byte_and_the_client_giving_up_is_logged(emu):
     emu.set_faults([{"fault": "hang", "seconds": 30}])
-    with httpx.Client(base_url=emu.base_url, timeout=httpx.Timeout(5, read=0.3)) as client:
-        with pytest.raises(httpx.ReadTimeout):
-            client.post("/v1/messages", json=MSG, headers=anthropic_headers())
+    timeout = httpx.Timeout(5, read=0.3)
+    with httpx.Client(base_url=emu.base_url, timeout=timeout) as client, \
+            pytest.raises(httpx.ReadTimeout):
+        client.post("/v1/messages", json=MSG, headers=anthropic_headers())
     entry = _wait_for(lambda: (e := _last_entry(emu))["disconnected"] and e)
     assert entry.get("chunks_sent") == 0
 

@@ -48,7 +48,7 @@ def test_pkce_code_exchange_issues_tokens(http):
 
 
 def test_wrong_verifier_and_reused_code_get_invalid_grant(http):
-    verifier, challenge = _pkce()
+    _, challenge = _pkce()
     code = parse_qs(urlparse(_authorize(http, challenge).headers["location"]).query)["code"][0]
     wrong = http.post("/oauth/token", data={"grant_type": "authorization_code", "code": code,
                                             "code_verifier": "not-the-verifier"})

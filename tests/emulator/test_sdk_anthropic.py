@@ -99,10 +99,32 @@ def test_cache_control_reports_write_then_read(emu):
     client = _client(emu, "2023-06-01")
     system = [{"type": "text", "text": "You are a careful assistant. " * 40,
                "cache_control": {"type": "ephemeral"}}]
-    kwargs = dict(model="claude-sonnet-4-6", max_tokens=200, system=system,
-                  messages=[{"role": "user", "content": "cache test unique 7f3a"}])
+    kwargs = {"model": "claude-sonnet-4-6", "max_tokens": 200, "system": system,
+              "messages": [{"role": "user", "content": "cache test unique 7f3a"}]}
     first = client.messages.create(**kwargs)
     second = client.messages.create(**kwargs)
     assert first.usage.cache_creation_input_tokens > 0 and first.usage.cache_read_input_tokens == 0
     assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
     assert second.usage.cache_creation_input_tokens == 0
+
+
+def test_interleaved_thinking_between_parallel_tool_calls_round_trips(emu):
+    tools = [{"name": name, "description": f"{name.capitalize()} two numbers",
+              "input_schema": {"type": "object", "properties": {"a": {"type": "integer"},
+                                                                "b": {"type": "integer"}},
+                               "required": ["a", "b"]}} for name in ("add", "multiply")]
+    client = _client(emu, "2026-10-21")
+    messages = [{"role": "user", "content": "Add and multiply 2 and 3"}]
+    first = client.messages.create(model="claude-opus-4-7", max_tokens=4000, tools=tools,
+                                   thinking={"type": "adaptive"}, messages=messages)
+    assert [b.type for b in first.content] == ["thinking", "tool_use", "thinking", "tool_use"]
+    messages += [
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": b.id, "content": value}
+            for b, value in zip([b for b in first.content if b.type == "tool_use"], ["5", "6"])]},
+    ]
+    second = client.messages.create(model="claude-opus-4-7", max_tokens=4000, tools=tools,
+                                    thinking={"type": "adaptive"}, messages=messages)
+    text = second.content[-1].text
+    assert "add returned 5" in text and "multiply returned 6" in text

@@ -129,3 +129,12 @@ def test_usage_follows_the_documented_formula(http):
     usage = http.post("/v1/chat/completions", json=body, headers=openai_headers()).json()["usage"]
     prompt_chars = len(json.dumps([None, body["messages"]], separators=(",", ":")))
     assert usage["prompt_tokens"] == -(-prompt_chars // 4)
+
+
+def test_shared_emulator_is_started_once_and_serves():
+    from modelwire.emulator import shared_emulator
+
+    one = shared_emulator()
+    assert shared_emulator() is one
+    r = httpx.post(one.openai_base_url() + "/chat/completions", json=CHAT, headers=openai_headers())
+    assert r.status_code == 200

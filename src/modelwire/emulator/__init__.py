@@ -23,9 +23,12 @@ import socket
 import threading
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Self
 
-__all__ = ["Emulator"]
+__all__ = ["Emulator", "shared_emulator"]
+
+_shared: Emulator | None = None
+_shared_lock = threading.Lock()
 
 
 class Emulator:
@@ -64,7 +67,7 @@ class Emulator:
         self._socket: socket.socket | None = None
 
     # ------------------------------------------------------------- lifecycle
-    def start(self, timeout: float = 10.0) -> Emulator:
+    def start(self, timeout: float = 10.0) -> Self:
         import uvicorn
 
         from .app import build_app
@@ -97,10 +100,10 @@ class Emulator:
             self._socket.close()
         self._server = self._thread = self._socket = None
 
-    def __enter__(self) -> Emulator:
+    def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     # ------------------------------------------------------------------ URLs
@@ -141,3 +144,17 @@ class Emulator:
     def reset(self) -> None:
         """Empty the request log and counters (faults stay)."""
         self.backend.state.reset()
+
+
+def shared_emulator() -> Emulator:
+    """The process's in-process emulator (lenient profile), started on first use and
+    stopped at interpreter exit: what the ``emulator`` provider uses when no base URL of
+    a running emulator is configured (``modelwire chat`` and ``make demo`` offline)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            import atexit
+
+            _shared = Emulator().start()
+            atexit.register(_shared.stop)
+        return _shared

@@ -26,7 +26,7 @@ from .signing import Signer
 from .state import EmulatorState, mask_headers
 from .wire import ApiError, RenderContext, dumps, error_body, new_id, protocol_of, tokens
 
-__all__ = ["Backend", "MODELS"]
+__all__ = ["MODELS", "Backend"]
 
 MODELS = ("emulator-1", "claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5", "gpt-5.5",
           "gpt-4o-mini", "deepseek-reasoner", "kimi-k2-thinking")
@@ -163,7 +163,8 @@ class Backend:
         usage = self.state.usage(parsed.prompt_chars, parsed.cache_prefix_chars, prefix_key,
                                  output_chars, len(reply.reasoning or ""))
         return RenderContext(usage=usage, created=int(time.time()), signer=self.signer,
-                             emits_reasoning_content=profile.emits_reasoning_content)
+                             emits_reasoning_content=profile.emits_reasoning_content,
+                             interleaved=bool(parsed.options.get("interleaved")))
 
     def _render(self, endpoint: str, parsed: Parsed, reply: Reply,
                 ctx: RenderContext) -> tuple[int, dict[str, str], list[bytes], bytes | None]:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["Prompt", "PlannedCall", "Reply", "ToolDef", "Turn", "respond", "arithmetic"]
+__all__ = ["PlannedCall", "Prompt", "Reply", "ToolDef", "Turn", "arithmetic", "respond"]
 
 Finish: TypeAlias = Literal["stop", "tool_calls", "length"]
 
@@ -68,14 +68,10 @@ class Reply:
 
 
 _STOP = frozenset(
-    "a an the is are was be to of in on at for and or with what whats what's how do does "
-    "me my i you your please can could would will it this that get set give tell show "
-    "from by as use using up about".split()
+    ["a", "an", "the", "is", "are", "was", "be", "to", "of", "in", "on", "at", "for", "and", "or", "with", "what", "whats", "what's", "how", "do", "does", "me", "my", "i", "you", "your", "please", "can", "could", "would", "will", "it", "this", "that", "get", "set", "give", "tell", "show", "from", "by", "as", "use", "using", "up", "about"]
 )
 _MATH_WORDS = frozenset(
-    "times multiply multiplied product plus add added sum minus subtract difference divided "
-    "divide quotient calculate calculator compute evaluate arithmetic math expression "
-    "calc + * / -".split()
+    ["times", "multiply", "multiplied", "product", "plus", "add", "added", "sum", "minus", "subtract", "difference", "divided", "divide", "quotient", "calculate", "calculator", "compute", "evaluate", "arithmetic", "math", "expression", "calc", "+", "*", "/", "-"]
 )
 _OPS = {"times": "*", "x": "*", "×": "*", "*": "*", "multiplied by": "*", "plus": "+",
         "+": "+", "minus": "-", "-": "-", "divided by": "/", "over": "/", "/": "/"}
@@ -304,7 +300,7 @@ def _value(name: str, schema: dict[str, Any], values: _Values, required: bool) -
         options = [o for o in schema["anyOf"] if isinstance(o, dict) and o.get("type") != "null"]
         return _value(name, options[0], values, required) if options else None
     lname = name.lower()
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         low = values.text.lower()
         return next((e for e in schema["enum"] if str(e).lower() in low), schema["enum"][0])
     if kind in ("integer", "number"):
@@ -313,7 +309,7 @@ def _value(name: str, schema: dict[str, Any], values: _Values, required: bool) -
             return 0 if required else _MISSING
         return int(n) if kind == "integer" or float(n).is_integer() else n
     if kind == "boolean":
-        return bool(re.search(r"\b(yes|true|enable|on)\b", values.text, re.I)) if required else _MISSING
+        return bool(re.search(r"\b(yes|true|enable|on)\b", values.text, re.IGNORECASE)) if required else _MISSING
     if kind == "array":
         items = schema.get("items") or {}
         if isinstance(items, dict) and items.get("type") in ("integer", "number"):

@@ -41,7 +41,14 @@ def _blocks(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
                        "signature": ctx.signer.sign_thinking(reply.reasoning, 0)})
     if reply.text or not reply.calls:
         blocks.append({"type": "text", "text": reply.text})
-    for call in reply.calls:
+    ordinal = 1
+    for i, call in enumerate(reply.calls):
+        if i and reply.reasoning and ctx.interleaved:
+            # interleaved thinking: a signed thinking block before each further tool call
+            text = f"Next I will call {call.name}."
+            blocks.append({"type": "thinking", "thinking": text,
+                           "signature": ctx.signer.sign_thinking(text, ordinal)})
+            ordinal += 1
         blocks.append({"type": "tool_use", "id": new_id("toolu_01", 22), "name": call.name,
                        "input": json.loads(call.arguments or "{}")})
     return blocks

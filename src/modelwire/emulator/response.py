@@ -16,7 +16,7 @@ from typing import Any
 from .faults import Fault
 from .state import EmulatorState
 
-__all__ = ["EmuResponse", "ConnectionAborted"]
+__all__ = ["ConnectionAborted", "EmuResponse"]
 
 
 class ConnectionAborted(Exception):
@@ -58,7 +58,7 @@ class EmuResponse:
             return gone.is_set()
         try:
             await asyncio.wait_for(gone.wait(), seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 

@@ -34,7 +34,7 @@ _KEYS = {"text", "reasoning", "tool_calls", "finish_reason", "status", "error", 
 
 def _step(raw: Any, where: str) -> Reply | ApiError:
     if not isinstance(raw, dict):
-        raise ValueError(f"{where}: each line must be a JSON object")
+        raise ValueError(f"{where}: each line must be a JSON object")  # noqa: TRY004 (bad user input)
     unknown = set(raw) - _KEYS
     if unknown:
         raise ValueError(f"{where}: unknown keys {', '.join(sorted(unknown))}; "
@@ -51,7 +51,7 @@ def _step(raw: Any, where: str) -> Reply | ApiError:
     calls = []
     for j, call in enumerate(raw.get("tool_calls") or []):
         if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            raise ValueError(f"{where}: tool_calls[{j}] needs a name")
+            raise ValueError(f"{where}: tool_calls[{j}] needs a name")  # noqa: TRY004
         args = call.get("arguments", {})
         calls.append(PlannedCall(call["name"], args if isinstance(args, str) else json.dumps(args)))
     finish = raw.get("finish_reason") or ("tool_calls" if calls else "stop")

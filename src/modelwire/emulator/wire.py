@@ -110,6 +110,7 @@ class RenderContext:
     created: int
     signer: Any  # signing.Signer
     emits_reasoning_content: bool = True
+    interleaved: bool = False  # Anthropic: thinking before each tool call, not only the first
 
 
 def chunks(text: str, size: int = 12) -> list[str]:

@@ -46,6 +46,15 @@ def _adaptive_only(model: str) -> bool:
     return bool(v) and (v[1] >= 5 or (v[0] == "opus" and (v[1], v[2]) >= (4, 7)))
 
 
+def _interleaved(body: dict[str, Any], headers: Mapping[str, str], model: str) -> bool:
+    # interleaved thinking: automatic with adaptive thinking on Claude 4.6+, else only with
+    # the interleaved-thinking beta header
+    if "interleaved-thinking" in headers.get("anthropic-beta", ""):
+        return True
+    v = claude_version(model)
+    return (body.get("thinking") or {}).get("type") == "adaptive" and bool(v) and (v[1], v[2]) >= (4, 6)
+
+
 def _no_prefill(model: str) -> bool:
     # Claude 4.6 and later reject a conversation that ends in an assistant turn
     v = claude_version(model)
@@ -95,7 +104,8 @@ def check_messages(body: Any, headers: Mapping[str, str], profile: EmuProfile, s
         prompt, model, bool(body.get("stream")),
         prompt_chars=len(dumps([system, body.get("tools"), messages])),
         cache_prefix_chars=cache_prefix_chars(blocks),
-        options={"version": version},
+        options={"version": version,
+                 "interleaved": thinking_on and _interleaved(body, headers, model)},
     )
 
 

@@ -158,8 +158,8 @@ def _reasoning_input(i: int, msg: dict[str, Any], profile: EmuProfile, thinking_
     style = profile.reject_reasoning_input
     if style and "reasoning_content" in msg:
         raise _strict_rejection(style, i, msg["reasoning_content"])
-    if profile.reasoning_required and thinking_on and msg.get("tool_calls"):
-        if not isinstance(msg.get("reasoning_content"), str):
+    if (profile.reasoning_required and thinking_on and msg.get("tool_calls")
+            and not isinstance(msg.get("reasoning_content"), str)):
             # DeepSeek thinking mode: every assistant turn that made tool calls must carry its
             # reasoning_content in all later requests (api-docs.deepseek.com/guides/thinking_mode)
             raise bad("The `reasoning_content` in the thinking mode must be passed back to the API.",

@@ -100,7 +100,7 @@ def _check_items(items: list[Any], store: bool, signer: Signer, history: list[An
                           param="input")
             answered.add(call_id)
         elif kind == "message" and item.get("role") == "user" and calls - answered:
-            missing = sorted(calls - answered)[0]
+            missing = min(calls - answered)
             raise bad(f"No tool output found for function call {missing}.", param="input")
 
 
