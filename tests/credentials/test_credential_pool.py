@@ -229,12 +229,10 @@ def test_lease_cap_spreads_concurrent_requests(store, clock):
 
 def test_lease_is_released_on_error_and_cancellation(store, clock):
     pool = make_pool(store, clock, n=1)
-    with pytest.raises(RuntimeError):
-        with pool.lease():
-            raise RuntimeError("boom")
-    with pytest.raises(KeyboardInterrupt):
-        with pool.lease():
-            raise KeyboardInterrupt
+    with pytest.raises(RuntimeError), pool.lease():
+        raise RuntimeError("boom")
+    with pytest.raises(KeyboardInterrupt), pool.lease():
+        raise KeyboardInterrupt
 
     async def cancelled():
         async with pool.lease():

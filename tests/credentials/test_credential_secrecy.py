@@ -6,8 +6,8 @@ import logging
 
 import pytest
 from click.testing import CliRunner
-
 from credentials.emulator_oauth import browser
+
 from modelwire.cli.auth import command as auth
 from modelwire.cli.creds import command as creds
 from modelwire.credentials import CredentialPool, PooledCredential

@@ -6,8 +6,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from credentials.emulator_oauth import browser, oauth_count
+
 from modelwire.cli.auth import command as auth
 from modelwire.cli.creds import command as creds
 

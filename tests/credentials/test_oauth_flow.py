@@ -13,6 +13,7 @@ import urllib.parse
 
 import httpx
 import pytest
+from credentials.emulator_oauth import browser, logged_in, oauth_count
 
 from modelwire.credentials import CredentialPool, PooledCredential
 from modelwire.credentials.oauth import (
@@ -23,10 +24,10 @@ from modelwire.credentials.oauth import (
     emulator_flow,
     login,
     pkce_pair,
+    refresh_tokens,
 )
-from modelwire.credentials.oauth import refresh_tokens
 from modelwire.credentials.stores import open_store
-from credentials.emulator_oauth import browser, logged_in, oauth_count
+from modelwire.errors import PoolExhaustedError
 
 
 def test_pkce_pair_is_s256():
@@ -213,3 +214,31 @@ def test_refresh_race_on_redis(emu, redis_url):
     assert oauth_count(emu, "refresh_token") == refreshed + 1
     assert len({lease.secret for lease in leases}) == 1
     assert store.get("emu", old.id).secret == leases[0].secret
+
+
+def _expiring(clock, expires_at: float) -> PooledCredential:
+    return PooledCredential(provider="emu", id="x", auth_type="oauth", source="oauth:emulator",
+                            secret="at-old-000000000000", refresh_token="rt-old",
+                            expires_at=expires_at)
+
+
+def _down(c: PooledCredential) -> TokenSet:
+    raise OAuthError("token endpoint unreachable: ConnectError")
+
+
+def test_refresh_endpoint_down_still_valid_token_is_used(clock, sqlite_store):
+    sqlite_store.put(_expiring(clock, clock.t + 60))  # refresh due, token still valid
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={},
+                          refresher=_down)
+    with pool.lease() as lease:
+        assert lease.secret == "at-old-000000000000"
+
+
+def test_refresh_endpoint_down_expired_token_cools_briefly(clock, sqlite_store):
+    sqlite_store.put(_expiring(clock, clock.t - 1))
+    pool = CredentialPool("emu", store=sqlite_store, clock=clock, env_vars=(), environ={},
+                          refresher=_down)
+    with pytest.raises(PoolExhaustedError) as info:
+        pool.lease()
+    assert info.value.next_available_at == clock.t + 60
+    assert sqlite_store.get("emu", "x").last_error_code == "refresh_failed"

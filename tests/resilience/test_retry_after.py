@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+from datetime import UTC, datetime
 from email.utils import format_datetime
-from datetime import datetime, timezone
 
 import pytest
 
@@ -16,12 +16,12 @@ from modelwire.resilience.retry_after import (
     retry_after_seconds,
 )
 
-NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc).timestamp()
+NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC).timestamp()
 CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
 
 def iso(offset: float) -> str:
-    return datetime.fromtimestamp(NOW + offset, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(NOW + offset, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.mark.parametrize(
@@ -60,13 +60,13 @@ def test_retry_after_seconds_header_any_case():
 
 
 def test_retry_after_http_date_is_relative_to_now():
-    when = datetime.fromtimestamp(NOW + 90, tz=timezone.utc)
+    when = datetime.fromtimestamp(NOW + 90, tz=UTC)
     headers = {"retry-after": format_datetime(when, usegmt=True)}
     assert retry_after_seconds(headers, now=NOW) == pytest.approx(90.0)
 
 
 def test_retry_after_date_in_the_past_means_now():
-    when = datetime.fromtimestamp(NOW - 90, tz=timezone.utc)
+    when = datetime.fromtimestamp(NOW - 90, tz=UTC)
     headers = {"retry-after": format_datetime(when, usegmt=True)}
     assert retry_after_seconds(headers, now=NOW) == 0.0
 

@@ -119,7 +119,11 @@ def command() -> None:
 def list_command(provider: str | None, as_json: bool, store_url: str | None,
                  config_path: str | None) -> None:
     """Show every credential, masked, with source, status, cooldown and request count."""
-    rows = _rows(open_configured_store(store_url, config_path), provider)
+    store = open_configured_store(store_url, config_path)
+    rows = _rows(store, provider)
+    if store.health == "degraded":
+        click.echo(f"warning: {store.url.split('@')[-1]} unreachable; showing this process's "
+                   "last known state (degraded)", err=True)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     elif not rows:

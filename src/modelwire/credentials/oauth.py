@@ -202,7 +202,7 @@ class LoopbackReceiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            def do_GET(self) -> None:
                 url = urllib.parse.urlsplit(self.path)
                 if url.path != receiver.path:
                     self.send_error(404)

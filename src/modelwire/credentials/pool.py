@@ -21,14 +21,14 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 from ..errors import NoCredentialsError, PoolExhaustedError
 from .cooldown import Mark, Outcome, decide
 from .credential import PooledCredential
 from .discovery import discover_env, env_vars_for, normalize_order
-from .strategies import Strategy, order_candidates, parse_strategy
 from .stores import CredentialStore, open_store
+from .strategies import Strategy, order_candidates, parse_strategy
 
 __all__ = ["Clock", "CredentialPool", "Lease", "SystemClock"]
 
@@ -36,6 +36,7 @@ log = logging.getLogger("modelwire.credentials")
 
 DEFAULT_LEASE_TTL = 600.0  # 10 minutes; long streams renew
 DEFAULT_MAX_CONCURRENT = 1
+TRANSIENT_REFRESH_COOLDOWN = 60.0  # an expired token whose refresh endpoint is down
 
 
 class Clock(Protocol):
@@ -87,13 +88,13 @@ class Lease:
             self.released = True
             self._pool.store.release(self._pool.provider, self.id)
 
-    def __enter__(self) -> Lease:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    async def __aenter__(self) -> Lease:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -202,7 +203,7 @@ class CredentialPool:
         """Lease a credential now. Never blocks on the concurrency cap (the least leased
         one is handed out); raises :class:`PoolExhaustedError` when all are cooling or
         dead, :class:`NoCredentialsError` when there are none."""
-        for _ in range(3):  # a refresh that kills a credential sends us round again
+        for _ in range(3):  # a refresh that kills or cools a credential sends us round again
             creds = self.credentials()
             if not creds:
                 raise self._no_credentials()
@@ -217,11 +218,14 @@ class CredentialPool:
             cred = next(c for c in creds if c.id == acquired.credential_id)
             cred = dataclasses.replace(cred, request_count=cred.request_count + 1)
             lease = Lease(self, cred, acquired.lease_id, acquired.expires_at)
-            if not cred.needs_refresh(now):
+            if not cred.needs_refresh(now) or self._refresh_lease(lease):
                 return lease
-            if self._refresh_lease(lease):
+            if cred.expires_at is not None and cred.expires_at > now:
+                # refresh failed transiently, but the token is still valid for a while
                 return lease
             lease.release()
+            self._apply(cred, Mark("cooling", now + TRANSIENT_REFRESH_COOLDOWN, "refresh_failed",
+                                   "token expired and its refresh failed; retrying soon"), now)
         raise self._exhausted(self.credentials())
 
     def wait_for_credential(self, deadline: float) -> Lease:

@@ -30,10 +30,11 @@ for the earliest would just earn another 429.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -161,7 +162,7 @@ def _retry_after(h: dict[str, str], now: float) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now)
 
 
@@ -289,11 +290,11 @@ def _parse_absolute(value: Any) -> float | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return when.timestamp()
 
 
 def _non_negative(value: float) -> float | None:
-    if value != value or value in (float("inf"), float("-inf")):  # NaN / inf: not a hint
+    if not math.isfinite(value):  # NaN / inf: not a hint
         return None
     return max(0.0, value)
