@@ -223,8 +223,10 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
     from ..events import UsageEvent
 
     data = load_json(body, "Anthropic response")
-    if data.get("type") == "error":
-        raise decode_error(200, {}, data)
+    if data.get("type") == "error":  # an error body behind a 200 (proxies do this)
+        err = data.get("error") if isinstance(data.get("error"), dict) else {}
+        raise error_from(str(err.get("type") or ""), str(err.get("message") or ""), body=data,
+                         request_id=data.get("request_id"))
     content = data.get("content")
     if not isinstance(content, list):
         raise ProtocolError("Anthropic response has no content list")
