@@ -433,3 +433,14 @@ def test_stream_encoder_echoes_the_request_settings_in_the_response_object():
     assert created["id"] == "resp_e" and created["status"] == "in_progress"
     assert created["instructions"] == "sys" and created["max_output_tokens"] == 5
     assert created["tools"] == [{"type": "function", "name": "f", "parameters": {"type": "object"}, "strict": False}]
+
+
+def test_response_ids_of_our_own_never_repeat_across_requests():
+    assert responses.StreamEncoder(model="m").id != responses.StreamEncoder(model="m").id
+    from modelwire.completion import Completion
+    from modelwire.types import empty_usage
+
+    bare = Completion(message={"role": "assistant", "content": "x"}, finish_reason="stop", usage=empty_usage(), model="m")
+    assert responses.encode_response(bare)["id"] != responses.encode_response(bare)["id"]
+    upstream = replace(bare, id="chatcmpl-123")
+    assert responses.encode_response(upstream)["id"] == responses.encode_response(upstream)["id"]

@@ -9,6 +9,7 @@ rest alphabetically, ``sequence_number`` counting from 0).
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import orjson
@@ -65,8 +66,9 @@ class StreamEncoder:
         self, *, model: str, id: str | None = None, request: Request | None = None, created_at: int = 0
     ) -> None:
         self.model = model
-        # no clock or randomness in a codec: pass the gateway's own id for real traffic
-        self.id = id or mint_id("resp", model, object.__repr__(self))
+        # an id of our own only when the caller has none: random, since clients key
+        # on it and a deterministic one would repeat across requests
+        self.id = id or "resp_" + secrets.token_hex(24)
         self.request = request
         self.created_at = created_at
         self._seq = 0

@@ -16,6 +16,7 @@ so a stream and its non-stream twin cannot disagree.
 from __future__ import annotations
 
 import hashlib
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -273,7 +274,12 @@ def encode_response(
     completion: Completion, request: Request | None = None, *, created_at: int = 0
 ) -> dict[str, Any]:
     """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns."""
-    rid = completion.id if completion.id.startswith("resp") else mint_id("resp", completion.id, completion.model)
+    if completion.id.startswith("resp"):
+        rid = completion.id
+    elif completion.id:  # another protocol's id (chatcmpl-..., msg_...): a stable Responses-style one
+        rid = mint_id("resp", completion.id, completion.model)
+    else:
+        rid = "resp_" + secrets.token_hex(24)
     msg = completion.message
     output: list[dict[str, Any]] = []
     for n, block in enumerate(_reasoning_items(msg)):
