@@ -145,3 +145,13 @@ def test_redis_degraded_mode_keeps_the_last_known_state(redis_url, clock):
     with pool.lease() as lease:  # served from the in-process copy
         assert lease.credential.label == "a"
     assert pool.health == "degraded"
+
+
+def test_unreachable_redis_lock_falls_back_to_a_local_lock():
+    from modelwire.credentials.stores.redis import RedisStore
+
+    store = RedisStore(f"redis://127.0.0.1:{_dead_port()}/0", prefix="x:")
+    with store.lock("refresh", timeout=1):
+        assert store.health == "degraded"
+    with store.lock("refresh", timeout=1):  # released: can be taken again
+        pass

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from modelwire.resilience.retry_after import (
     MAX_RETRY_AFTER,
@@ -206,3 +208,20 @@ def test_every_recorded_rate_limit_header_parses():
         assert 0.0 <= found <= MAX_RETRY_AFTER, path.name
         checked += 1
     assert checked >= 20
+
+
+@given(h=st.integers(0, 48), m=st.integers(0, 59), s=st.integers(0, 59), ms=st.integers(0, 999))
+def test_go_durations_round_trip(h, m, s, ms):
+    text = (f"{h}h" if h else "") + (f"{m}m" if m else "") + f"{s}s" + (f"{ms}ms" if ms else "")
+    assert parse_duration(text) == pytest.approx(h * 3600 + m * 60 + s + ms / 1000)
+
+
+@given(st.dictionaries(st.sampled_from(["retry-after", "retry-after-ms", "x-ratelimit-reset-tokens",
+                                        "anthropic-ratelimit-tokens-reset", "x-ratelimit-reset"]),
+                       st.text(max_size=30)),
+       st.one_of(st.none(), st.text(max_size=80), st.binary(max_size=80)))
+def test_any_input_gives_none_or_a_bounded_delay(headers, body):
+    found = retry_after_seconds(headers, body, now=NOW)
+    assert found is None or 0.0 <= found <= MAX_RETRY_AFTER
+    at = reset_at(headers, body, now=NOW)
+    assert at is None or NOW <= at <= NOW + 7 * 86400

@@ -335,22 +335,25 @@ class RedisStore:
     def lock(self, name: str, *, ttl: float = 30.0, timeout: float = 30.0) -> Iterator[None]:
         """``SET NX PX`` with a random owner; released by a compare-and-delete script.
         Degraded: an in-process lock (other machines cannot be reached anyway)."""
-        if self.health == "degraded" and self._down_since is not None:
+        key, owner = self._k("lock", name), new_lease_id()
+        if not self._call(lambda: self._take(key, owner, ttl, timeout), lambda m: False):
             with self._fallback.lock(name, ttl=ttl, timeout=timeout):
                 yield None
             return
-        key, owner = self._k("lock", name), new_lease_id()
+        try:
+            yield None
+        finally:
+            self._call(lambda: self._scripts["unlock"](keys=[key], args=[owner]), lambda m: 0)
+
+    def _take(self, key: str, owner: str, ttl: float, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         delay = 0.005
         while not self._redis.set(key, owner, nx=True, px=int(ttl * 1000)):
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"lock {name!r} not acquired in {timeout} s")
+                raise TimeoutError(f"lock {key!r} not acquired in {timeout} s")
             time.sleep(delay)  # another process holds it: nothing local to wait on
             delay = min(delay * 2, 0.1)
-        try:
-            yield None
-        finally:
-            self._scripts["unlock"](keys=[key], args=[owner])
+        return True
 
     def close(self) -> None:
         self._redis.close()
