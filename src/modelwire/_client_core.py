@@ -7,7 +7,6 @@ in-process emulator on demand; :mod:`modelwire.client` drives the HTTP.
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import os
 import threading
@@ -212,24 +211,15 @@ def _default_base_url(profile: ProviderProfile) -> str:
     raise ConfigError(f"provider {profile.name!r} needs a base_url")
 
 
-_EMULATOR: Any = None
-_EMULATOR_LOCK = threading.Lock()
-
-
 def _local_emulator_url(api_mode: str) -> str:
-    """One in-process emulator per process, started on first use, stopped at exit."""
-    global _EMULATOR
-    with _EMULATOR_LOCK:
-        if _EMULATOR is None:
-            from .emulator import Emulator
+    """The process's in-process emulator (one per process, started on first use,
+    stopped at exit), for ``emulator/...`` models with no base URL configured."""
+    from .emulator import shared_emulator
 
-            emu = Emulator()
-            emu.__enter__()
-            atexit.register(emu.__exit__, None, None, None)
-            _EMULATOR = emu
+    emu = shared_emulator()
     if api_mode == "anthropic_messages":
-        return str(_EMULATOR.anthropic_base_url())
-    return str(_EMULATOR.openai_base_url())
+        return emu.anthropic_base_url()
+    return emu.openai_base_url()
 
 
 # ------------------------------------------------------------------------ the turn
