@@ -90,7 +90,9 @@ def error_reason(error: Any) -> str | None:
     from ..errors import redact
 
     text = str(_attr(error, "message", None) or ("" if isinstance(error, dict) else error))
-    return redact(text)[:300] or type(error).__name__
+    if not text:
+        return None if isinstance(error, dict) else type(error).__name__
+    return redact(text)[:300]
 
 
 def _attr(error: Any, name: str, default: Any = None) -> Any:
