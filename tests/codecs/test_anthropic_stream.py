@@ -184,7 +184,7 @@ def test_a_stream_with_no_events_is_an_error_not_an_empty_answer():
 def test_an_error_event_mid_stream_becomes_stream_error_with_partial():
     data = sse(START, block_start(0, {"type": "text", "text": ""}), delta(0, {"type": "text_delta", "text": "par"}),
                {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
-    dec, events = decode(data)
+    _dec, events = decode(data)
     err = events[-1]
     assert isinstance(err, StreamError) and isinstance(err.error, OverloadedError)
     assert str(err.error) == "Overloaded" and err.error.status == 529

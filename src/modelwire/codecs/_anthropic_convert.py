@@ -23,6 +23,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..errors import MessageError, UnsupportedContentError
 from ._anthropic_tools import sanitize_tool_id
 
@@ -220,8 +222,6 @@ def _thinking_blocks(msg: dict[str, Any], ctx: ConvertContext, in_loop: bool) ->
 
 
 def _tool_use(call: dict[str, Any], where: str) -> dict[str, Any]:
-    import orjson
-
     fn = call.get("function") or {}
     name = fn.get("name")
     if not isinstance(name, str) or not name:
@@ -329,8 +329,7 @@ def encode_conversation(
                 content = msg.get("content")
                 if isinstance(content, list) or "cache_control" in msg:
                     system_blocks = True
-                for b in encode_parts(content, ctx, where):
-                    system_parts.append(b)
+                system_parts.extend(encode_parts(content, ctx, where))
                 if "cache_control" in msg and system_parts:
                     system_parts[-1].setdefault("cache_control", msg["cache_control"])
                 continue

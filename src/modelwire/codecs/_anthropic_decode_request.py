@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Request
 from ._anthropic_response import DEFAULT_ISSUER, load_json
@@ -119,8 +121,6 @@ def _tool_message(block: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
-    import orjson
-
     content = msg.get("content")
     if isinstance(content, str):
         return {"role": "assistant", "content": content}

@@ -12,6 +12,8 @@ import logging
 from typing import Any
 from urllib.parse import quote
 
+import orjson
+
 from ..errors import MessageError
 from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
 from ._anthropic_models import ModelFamily, family_for
@@ -247,8 +249,6 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
 
 
 def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
-    import orjson
-
     profile = target.profile
     betas: list[str] = list(profile.anthropic_betas)
     body = _body(request, target, betas)

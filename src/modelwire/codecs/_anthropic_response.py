@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from ..completion import Completion
 from ..errors import (
     AuthenticationError,
@@ -19,8 +21,17 @@ from ..errors import (
     RateLimitError,
     ServerError,
 )
-from ..events import Finish, Passthrough, ReasoningBlock, ReasoningDelta, StreamEvent, TextDelta
-from ..events import ToolCallDelta, ToolCallEnd, ToolCallStart
+from ..events import (
+    Finish,
+    Passthrough,
+    ReasoningBlock,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+)
 from ..types import FinishReason, Usage
 
 __all__ = [
@@ -70,8 +81,6 @@ def native_stop_reason(reason: str, native: str | None) -> str:
 def load_json(body: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
     if isinstance(body, dict):
         return body
-    import orjson
-
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
@@ -172,8 +181,6 @@ def error_from(
 def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | dict | str | None) -> ProviderError:
     parsed: Any = body
     if isinstance(body, (bytes, str)):
-        import orjson
-
         try:
             parsed = orjson.loads(body) if body else None
         except orjson.JSONDecodeError:
@@ -191,8 +198,6 @@ def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | d
 def block_events(block: dict[str, Any], index: int, issuer: str) -> list[StreamEvent]:
     """The events one finished content block stands for (shared with the stream decoder
     so a stream and its non-stream twin fold to the same message)."""
-    import orjson
-
     kind = block.get("type")
     if kind == "text":
         out: list[StreamEvent] = [TextDelta(block.get("text") or "")] if block.get("text") else []
@@ -251,8 +256,6 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
 
 def encode_response(completion: Completion, request: dict[str, Any] | None = None) -> dict[str, Any]:
     """A Completion as Anthropic's non-stream response body."""
-    import orjson
-
     msg = completion.message
     content: list[dict[str, Any]] = []
     for detail in msg.get("reasoning_details") or []:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import orjson
+
 from ..accumulate import Accumulator
 from ..errors import ProtocolError
 from ..events import (
@@ -47,7 +49,7 @@ log = logging.getLogger("modelwire.codecs.anthropic")
 
 
 class _Block:
-    __slots__ = ("kind", "block", "parts", "signature", "call", "citations")
+    __slots__ = ("block", "call", "citations", "kind", "parts", "signature")
 
     def __init__(self, kind: str, block: dict[str, Any], call: int | None) -> None:
         self.kind = kind
@@ -62,8 +64,6 @@ class StreamDecoder:
     """``feed(bytes) -> list[StreamEvent]``; ``close()`` checks the stream ended properly."""
 
     def __init__(self, *, issuer: str | None = None) -> None:
-        import orjson
-
         self._loads = orjson.loads
         self._json_error = orjson.JSONDecodeError
         self.issuer = issuer or DEFAULT_ISSUER
@@ -74,7 +74,7 @@ class StreamDecoder:
         self._blocks: dict[int, _Block] = {}
         self._calls = 0
         self._usage: dict[str, Any] = {}
-        self._acc = Accumulator()
+        self._history: list[StreamEvent] = []
         self._seen = 0
         self._done = False
         self._handlers = {
@@ -97,11 +97,7 @@ class StreamDecoder:
         if self._seen == 0:
             raise ProtocolError("Anthropic stream had no events")
         if not self._done:
-            self._acc.model, self._acc.id = self.model, self.id
-            raise ProtocolError(
-                "Anthropic stream ended before message_stop (truncated)",
-                partial=self._acc.result(interrupted=True),
-            )
+            raise ProtocolError("Anthropic stream ended before message_stop (truncated)", partial=self._partial())
         return out
 
     # --------------------------------------------------------------- dispatch
@@ -123,11 +119,15 @@ class StreamDecoder:
                 self.unknown_events += 1
                 log.debug("unknown Anthropic stream event %r ignored", kind)
                 continue
-            mark = len(out)
             handler(data, out)
-            for ev in out[mark:]:  # folded as we go: an error event's partial includes them
-                self._acc.feed(ev)
+        self._history.extend(out)  # folded only when a partial answer is needed
         return out
+
+    def _partial(self, pending: list[StreamEvent] = ()) -> Any:  # type: ignore[assignment]
+        acc = Accumulator(model=self.model, id=self.id)
+        for ev in (*self._history, *pending):
+            acc.feed(ev)
+        return acc.result(interrupted=True)
 
     def _message_start(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
         msg = data.get("message") or {}
@@ -197,8 +197,6 @@ class StreamDecoder:
         kind = slot.kind
         if kind == "tool_use":
             if not slot.parts:  # no deltas: the start's input is the whole argument object
-                import orjson
-
                 out.append(ToolCallDelta(slot.call, orjson.dumps(slot.block.get("input") or {}).decode()))  # type: ignore[arg-type]
             out.append(ToolCallEnd(slot.call))  # type: ignore[arg-type]
         elif kind == "thinking":
@@ -238,8 +236,7 @@ class StreamDecoder:
         err = data.get("error") or {}
         error = error_from(str(err.get("type") or ""), str(err.get("message") or ""), body=data,
                            request_id=data.get("request_id"))
-        self._acc.model, self._acc.id = self.model, self.id
-        error.partial = self._acc.result(interrupted=True)
+        error.partial = self._partial(out)
         self._done = True  # the stream ended, by the provider's own word
         out.append(StreamError(error))
 
@@ -256,8 +253,6 @@ class StreamEncoder:
     """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
 
     def __init__(self, *, model: str, id: str | None = None, request: dict[str, Any] | None = None) -> None:
-        import orjson
-
         self._dumps = orjson.dumps
         self.model = model
         self.id = id or "msg_modelwire"
@@ -312,7 +307,7 @@ class StreamEncoder:
                 return out
         return out + self._dispatch(event)
 
-    def _dispatch(self, ev: StreamEvent) -> bytes:  # noqa: C901 - one branch per event kind
+    def _dispatch(self, ev: StreamEvent) -> bytes:
         t = type(ev)
         if t is TextDelta or t is RefusalDelta:
             out = b"" if self._open == "text" else self._open_block("text", {"type": "text", "text": ""})
