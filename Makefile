@@ -14,8 +14,11 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# An agent turn with reasoning, a tool call and streaming: on the built-in emulator
+# when no provider key is set, on the provider whose key is set otherwise.
 demo: $(STAMP)
-	$(BIN)/python examples/demo.py
+	$(BIN)/modelwire chat --tools demo --thinking medium "What is 17 times 23? Use the calculator."
+	$(BIN)/python examples/agent.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

@@ -294,7 +294,10 @@ _ROWS: list[ProviderProfile] = [
     ),
     # ---------------------------------------------------------------- filled at run time
     _row(name="custom"),
-    _row(name="emulator", local=True, issuer="emulator"),
+    # the emulator's Chat Completions door takes OpenAI's reasoning_effort and, like
+    # DeepSeek, answers with reasoning_content that it accepts back
+    _row(name="emulator", local=True, issuer="emulator", reasoning_request="reasoning_effort",
+         reasoning_echo="reasoning_content"),
     _row(name="emulator-anthropic", api_mode="anthropic_messages", auth_style="x-api-key",
          anthropic_version="2023-06-01", local=True, issuer="emulator",
          tool_id_format="anthropic", vision_in_tool_results=True),

@@ -1,0 +1,5 @@
+"""``python -m modelwire.cli``."""
+
+from . import run
+
+run()

@@ -1,0 +1,62 @@
+"""``modelwire serve``: run the gateway."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from typing import Any
+
+import click
+
+__all__ = ["command"]
+
+
+@click.command(
+    name="serve",
+    epilog=(
+        "Examples:\n\n"
+        "  modelwire serve --config modelwire.yaml\n\n"
+        "  MODELWIRE_GATEWAY_KEYS=k1,k2 modelwire serve --host 0.0.0.0 --port 4000 --workers 2\n\n"
+        "Then point any SDK at it: OPENAI_BASE_URL=http://127.0.0.1:4000/v1, "
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:4000."
+    ),
+)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=4000, show_default=True, type=int)
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
+@click.option("--grace", default=30.0, show_default=True, type=float,
+              help="Seconds running streams get to finish on SIGTERM.")
+def command(config_path: str | None, host: str, port: int, workers: int, grace: float) -> int:
+    """Serve /v1/chat/completions, /v1/messages, /v1/responses and /v1/models."""
+    import uvicorn
+
+    from ..config import load_config
+    from ..gateway.auth import GatewayKeys, is_loopback
+
+    config = load_config(config_path)
+    gw = getattr(config, "gateway", None)
+    keys_env = getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS"
+    if not GatewayKeys.from_env(keys_env).required and not is_loopback(host):
+        raise click.UsageError(
+            f"refusing to serve on {host} without gateway keys: anyone who can reach it could "
+            f"spend your provider credits. Set {keys_env}=key1,key2 or bind 127.0.0.1."
+        )
+    seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
+    if workers > 1 and not os.environ.get(seal_env):
+        # every worker must open the others' seals
+        os.environ[seal_env] = secrets.token_urlsafe(32)
+    options: dict[str, Any] = dict(
+        host=host, port=port, workers=workers, timeout_graceful_shutdown=grace,
+        log_level="info", access_log=False, server_header=False,
+    )
+    click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
+    if workers > 1:
+        if config.path is not None:
+            os.environ["MODELWIRE_CONFIG"] = str(config.path)
+        uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
+    else:
+        from ..gateway import create_app
+
+        uvicorn.run(create_app(config), **options)
+    return 0

@@ -1,0 +1,22 @@
+"""The gateway: OpenAI Chat Completions, Anthropic Messages and OpenAI Responses
+front doors over modelwire's Client. ``create_app(config)`` builds the ASGI app;
+``modelwire serve`` runs it with uvicorn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["app_from_env", "create_app"]
+
+
+def create_app(config: Any = None, **kw: Any) -> Any:
+    from .app import create_app as _create
+
+    return _create(config, **kw)
+
+
+def app_from_env() -> Any:
+    """uvicorn factory for ``--workers N``: reads the config named by MODELWIRE_CONFIG."""
+    from ..config import load_config
+
+    return create_app(load_config())
