@@ -145,3 +145,36 @@ def test_azure_url_needs_its_resource():
         == "https://res.openai.azure.com/openai/v1"
     assert azure.url("/chat/completions", "https://res.openai.azure.com/openai/v1") \
         == "https://res.openai.azure.com/openai/v1/chat/completions"
+
+
+# corpus provider label -> catalog row, for endpoints the catalog describes
+_CORPUS_ROW = {"openai": "openai", "anthropic": "anthropic", "openrouter": "openrouter",
+               "deepseek": "deepseek", "groq": "groq", "mistral": "mistral",
+               "cerebras": "cerebras", "zai": "zai", "huggingface": "huggingface",
+               "google_openai_compat": "gemini", "azure_openai": "azure", "ollama": "ollama",
+               "llamacpp": "llamacpp", "together": "together"}
+
+
+def test_capabilities_never_contradict_recorded_traffic(corpus):
+    """What a provider accepted with a 200 must be allowed by its row."""
+    checked = 0
+    for stem, item in corpus:
+        row = _CORPUS_ROW.get(item["provider"])
+        body = item["request"].get("body")
+        if (row is None or item["api"] != "chat_completions" or item["response"]["status"] != 200
+                or not isinstance(body, dict) or item["request"]["host"] == "api.openai.com"
+                and row != "openai"):
+            continue
+        profile = CATALOG[row]
+        choice = body.get("tool_choice")
+        if isinstance(choice, str):
+            assert choice in profile.tool_choice_values, (stem, choice)
+        elif isinstance(choice, dict):
+            assert "function" in profile.tool_choice_values, stem
+        if "stream_options" in body:
+            assert profile.stream_usage, (stem, "accepted stream_options")
+        for message in body.get("messages") or ():
+            if message.get("role") == "assistant" and "reasoning_content" in message:
+                assert profile.reasoning_echo != "none", (stem, "accepted reasoning_content")
+        checked += 1
+    assert checked >= 40

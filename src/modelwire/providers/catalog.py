@@ -281,7 +281,9 @@ _ROWS: list[ProviderProfile] = [
     _row(
         name="llamacpp", base_url="http://127.0.0.1:8080/v1", key_env=("LLAMA_API_KEY",),
         docs_url="https://github.com/ggml-org/llama.cpp/tree/master/tools/server",
-        local=True,
+        # llama-server hands reasoning_content to the chat template (gpt-oss needs its
+        # analysis back on tool turns); recorded in the corpus (llama-cpp-gpt-oss_t1)
+        reasoning_echo="reasoning_content", local=True,
     ),
     # ---------------------------------------------------------------- Responses API
     _row(
