@@ -1,0 +1,57 @@
+"""Run the gateway in-process on a free loopback port (tests, embedding)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+__all__ = ["RunningGateway"]
+
+
+class RunningGateway:
+    """``with RunningGateway(config) as gw: gw.base_url`` — uvicorn in a thread on 127.0.0.1."""
+
+    def __init__(self, config: Any, *, environ: dict[str, str] | None = None) -> None:
+        self.config = config
+        self.environ = environ
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.app: Any = None
+
+    def __enter__(self) -> RunningGateway:
+        import uvicorn
+
+        from . import create_app
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.app = create_app(self.config, environ=self.environ)
+        cfg = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
+                             access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(cfg)
+        self._thread = threading.Thread(target=self._server.run, name="modelwire-gateway", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the gateway did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def gateway(self) -> Any:
+        return self.app.state.gateway

@@ -1,0 +1,169 @@
+"""Official openai and anthropic SDKs -> gateway -> emulator: the nine door x upstream lanes."""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import httpx
+import openai
+import pytest
+GATEWAY_KEY = "gw-test-key-0123456789"
+
+UPSTREAMS = ["emu-chat", "emu-anthropic", "emu-responses"]
+CALC = {
+    "type": "function",
+    "function": {
+        "name": "calculator",
+        "description": "Evaluate an arithmetic expression",
+        "parameters": {"type": "object", "properties": {"expression": {"type": "string"}},
+                       "required": ["expression"]},
+    },
+}
+CALC_ANTHROPIC = {"name": "calculator", "description": "Evaluate an arithmetic expression",
+                  "input_schema": CALC["function"]["parameters"]}
+CALC_RESPONSES = {"type": "function", "name": "calculator", "description": "Evaluate an arithmetic expression",
+                  "parameters": CALC["function"]["parameters"]}
+
+
+def oa(gateway):
+    return openai.OpenAI(base_url=gateway.base_url + "/v1", api_key=GATEWAY_KEY, max_retries=0)
+
+
+def an(gateway):
+    return anthropic.Anthropic(base_url=gateway.base_url, api_key=GATEWAY_KEY, max_retries=0)
+
+
+# ------------------------------------------------------------- chat completions door
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_chat_door_tool_loop_non_stream(gateway, upstream):
+    client = oa(gateway)
+    messages = [{"role": "user", "content": "What is 17 times 23?"}]
+    first = client.chat.completions.create(model=upstream, messages=messages, tools=[CALC])
+    call = first.choices[0].message.tool_calls[0]
+    assert first.choices[0].finish_reason == "tool_calls"
+    assert call.function.name == "calculator" and "17" in json.loads(call.function.arguments)["expression"]
+    messages += [first.choices[0].message.model_dump(exclude_none=True),
+                 {"role": "tool", "tool_call_id": call.id, "content": "391"}]
+    second = client.chat.completions.create(model=upstream, messages=messages, tools=[CALC])
+    assert "391" in second.choices[0].message.content
+    assert second.choices[0].finish_reason == "stop"
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_chat_door_stream(gateway, upstream):
+    client = oa(gateway)
+    stream = client.chat.completions.create(
+        model=upstream, messages=[{"role": "user", "content": "What is 6 times 7?"}],
+        stream=True, stream_options={"include_usage": True},
+    )
+    text, usage = "", None
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            text += chunk.choices[0].delta.content
+        usage = chunk.usage or usage
+    assert "42" in text and usage is not None and usage.completion_tokens > 0
+
+
+# ------------------------------------------------------------- anthropic door
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_anthropic_door_tool_loop_non_stream(gateway, upstream):
+    client = an(gateway)
+    messages = [{"role": "user", "content": "What is 17 times 23?"}]
+    first = client.messages.create(model=upstream, max_tokens=1024, messages=messages, tools=[CALC_ANTHROPIC])
+    assert first.stop_reason == "tool_use"
+    use = next(b for b in first.content if b.type == "tool_use")
+    assert use.name == "calculator" and "17" in use.input["expression"]
+    messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "391"}]}]
+    second = client.messages.create(model=upstream, max_tokens=1024, messages=messages, tools=[CALC_ANTHROPIC])
+    assert "391" in "".join(b.text for b in second.content if b.type == "text")
+    assert second.stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_anthropic_door_stream(gateway, upstream):
+    client = an(gateway)
+    with client.messages.stream(model=upstream, max_tokens=512,
+                                messages=[{"role": "user", "content": "What is 6 times 7?"}]) as stream:
+        text = "".join(stream.text_stream)
+        final = stream.get_final_message()
+    assert "42" in text and final.stop_reason == "end_turn" and final.usage.output_tokens > 0
+
+
+# ------------------------------------------------------------- responses door
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_responses_door_tool_loop_non_stream(gateway, upstream):
+    client = oa(gateway)
+    inputs = [{"role": "user", "content": "What is 17 times 23?"}]
+    first = client.responses.create(model=upstream, input=inputs, tools=[CALC_RESPONSES])
+    call = next(i for i in first.output if i.type == "function_call")
+    assert call.name == "calculator"
+    inputs += [i.model_dump(exclude_none=True) for i in first.output]
+    inputs.append({"type": "function_call_output", "call_id": call.call_id, "output": "391"})
+    second = client.responses.create(model=upstream, input=inputs, tools=[CALC_RESPONSES])
+    assert "391" in second.output_text
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_responses_door_stream(gateway, upstream):
+    client = oa(gateway)
+    with client.responses.stream(model=upstream, input="What is 6 times 7?") as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert "42" in "".join(deltas) and "42" in final.output_text
+
+
+# ------------------------------------------------------------- errors, models, auth
+def test_bad_or_missing_key_is_401_in_each_shape(gateway):
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=gateway.base_url + "/v1", api_key="wrong", max_retries=0).chat.completions.create(
+            model="emu-chat", messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(anthropic.AuthenticationError) as info:
+        anthropic.Anthropic(base_url=gateway.base_url, api_key="wrong", max_retries=0).messages.create(
+            model="emu-chat", max_tokens=10, messages=[{"role": "user", "content": "hi"}])
+    assert info.value.body["type"] == "error"
+
+
+def test_unknown_model_is_404_and_invalid_json_is_400(gateway):
+    with pytest.raises(openai.NotFoundError) as info:
+        oa(gateway).chat.completions.create(model="nope", messages=[{"role": "user", "content": "hi"}])
+    assert "emu-chat" in str(info.value)
+    r = httpx.post(gateway.base_url + "/v1/messages", content=b"{not json",
+                   headers={"x-api-key": GATEWAY_KEY, "anthropic-version": "2023-06-01"})
+    assert r.status_code == 400 and r.json()["type"] == "error"
+    assert r.headers["x-request-id"].startswith("req_")
+
+
+def test_previous_response_id_is_a_clear_400(gateway):
+    with pytest.raises(openai.BadRequestError) as info:
+        oa(gateway).responses.create(model="emu-chat", input="hi", previous_response_id="resp_123")
+    assert "stateless" in str(info.value)
+
+
+def test_models_listing_in_both_shapes(gateway):
+    ids = [m.id for m in oa(gateway).models.list()]
+    assert {"emu-chat", "emu-anthropic", "emu-responses", "claude-sonnet-4-6"} <= set(ids)
+    page = an(gateway).models.list()
+    assert "emu-anthropic" in [m.id for m in page.data]
+
+
+def test_aliases_serve_claude_code_model_ids_and_headers_say_what_served(gateway):
+    raw = an(gateway).messages.with_raw_response.create(
+        model="claude-sonnet-4-6", max_tokens=64, messages=[{"role": "user", "content": "hello"}])
+    assert raw.headers["x-modelwire-model"].startswith("emulator-anthropic/")
+    assert raw.headers["x-modelwire-attempts"] == "1" and raw.headers["x-modelwire-fallbacks"] == "0"
+    assert float(raw.headers["x-modelwire-overhead-ms"]) >= 0
+
+
+def test_count_tokens_is_estimated_and_says_so(gateway):
+    r = httpx.post(gateway.base_url + "/v1/messages/count_tokens?beta=true",
+                   json={"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "hello world"}]},
+                   headers={"authorization": f"Bearer {GATEWAY_KEY}", "anthropic-version": "2026-10-21"})
+    assert r.status_code == 200 and r.json()["input_tokens"] > 0
+    assert r.headers["x-modelwire-token-count"] == "estimated"
+
+
+def test_health_needs_no_key(gateway):
+    r = httpx.get(gateway.base_url + "/health")
+    assert r.status_code == 200 and r.json()["status"] == "ok"
