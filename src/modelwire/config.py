@@ -270,6 +270,7 @@ class _Validator:
         key = f"models.{name}"
         if not name.strip() or any(c.isspace() for c in name):
             raise self.fail(key, "model names must be non-empty and contain no spaces")
+        self.not_a_provider_string(name, key)
         fields = self.mapping(spec, key, _ENTRY)
         if not fields:
             raise self.fail(key, "expected a mapping with at least provider and model")
@@ -294,6 +295,19 @@ class _Validator:
             headers=tuple(self.str_map(fields.get("headers"), f"{key}.headers").items()),
             extra=FrozenDict(self.extra(fields.get("extra"), f"{key}.extra")),
         )
+
+    def not_a_provider_string(self, name: str, key: str) -> None:
+        # A name such as "openai/gpt-5" would shadow that provider/model string, and
+        # provider/model strings never read the user's config file (so a broken file
+        # cannot break them): the two must not collide. Ids clients send go through
+        # gateway.aliases instead.
+        from .providers.catalog import ALIASES, CATALOG
+
+        prefix, sep, _ = name.partition("/")
+        if sep and ALIASES.get(prefix.lower(), prefix.lower()) in CATALOG:
+            raise self.fail(key, f"a model name cannot look like provider/model-id ({prefix!r} "
+                                 "is a provider); pick another name, or map client ids with "
+                                 "gateway.aliases")
 
     def provider(self, value: Any, key: str) -> str:
         from .providers.catalog import ALIASES, CATALOG  # lazy: providers imports config

@@ -23,15 +23,15 @@ def test_aliases_resolve_to_their_rows():
     assert resolve("glm/glm-4.7").provider == "zai"
 
 
-def test_config_names_win_over_provider_names():
+def test_config_names_are_looked_up_first():
     config = config_from_dict({"models": {
-        "openai/gpt-5": {"provider": "anthropic", "model": "claude-sonnet-4-6", "thinking": "high"},
+        "team/fast": {"provider": "anthropic", "model": "claude-sonnet-4-6", "thinking": "high"},
         "cheap": {"provider": "openrouter", "model": "deepseek/deepseek-chat",
                   "extra": {"provider": {"sort": "price"}}},
     }})
-    r = resolve("openai/gpt-5", config=config)
+    r = resolve("team/fast", config=config)
     assert (r.name, r.provider, r.model_id, r.thinking) == (
-        "openai/gpt-5", "anthropic", "claude-sonnet-4-6", "high")
+        "team/fast", "anthropic", "claude-sonnet-4-6", "high")
     cheap = resolve("cheap", config=config)
     assert cheap.extra == {"provider": {"sort": "price"}}
     assert resolve("openai/gpt-5-mini", config=config).provider == "openai"
@@ -142,3 +142,10 @@ def test_config_entry_settings_flow_into_the_resolution():
     assert r.profile.auth_style == "bearer" and r.headers == (("x-team", "a"),)
     assert resolve("mine", config=config, base_url="http://127.0.0.1:9002/v1").base_url == \
         "http://127.0.0.1:9002"
+
+
+def test_slash_names_with_an_unknown_prefix_come_from_the_user_config(tmp_path, monkeypatch):
+    path = tmp_path / "modelwire.yaml"
+    path.write_text("models:\n  team/fast: {provider: groq, model: llama-3.3-70b-versatile}\n")
+    monkeypatch.setenv("MODELWIRE_CONFIG", str(path))
+    assert resolve("team/fast").provider == "groq"

@@ -2,8 +2,10 @@
 
 Rules, in order:
 
-1. A model name from the config file wins over everything (``cheap``,
-   ``claude``...), even a name that looks like ``provider/model``.
+1. A model name from the config file is looked up first (``cheap``,
+   ``claude``, ``team/fast``...). Names cannot take the form of a
+   ``provider/model`` string (config validation refuses ``openai/x`` as a
+   name), so a config name and a provider string never collide.
 2. Otherwise ``provider/model-id``, split at the first ``/``:
    ``openrouter/deepseek/deepseek-chat`` sends ``deepseek/deepseek-chat`` to
    OpenRouter. Provider aliases (``kimi``, ``glm``, ``google``...) work too.
