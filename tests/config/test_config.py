@@ -120,6 +120,8 @@ def test_invalid_yaml_names_the_line(tmp_path):
          "models.c.api_mode: required when provider is custom"),
         ("models:\n  c: {provider: custom, model: m, base_url: 127.0.0.1, api_mode: responses}\n",
          "models.c.base_url: expected an http:// or https:// URL, got '127.0.0.1'"),
+        ("models:\n  c: {provider: openai, model: m, api_mode: responses}\n",
+         "models.c.api_mode: provider 'openai' speaks chat_completions, not responses"),
         ("models:\n  c: {provider: openai, model: m, api_mode: grpc}\n",
          "models.c.api_mode: expected one of chat_completions, anthropic_messages, responses"),
         ("models:\n  c: {provider: openai, model: m, api_key_env: 'my key'}\n",
