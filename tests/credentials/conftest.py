@@ -90,7 +90,8 @@ def store(request, tmp_path):
         from modelwire.credentials.stores.redis import RedisStore
 
         url = request.getfixturevalue("redis_url")
-        s = RedisStore(url, prefix=f"t{uuid.uuid4().hex[:8]}:")
+        # generous timeout: these tests are about semantics; fail-open has its own tests
+        s = RedisStore(url, prefix=f"t{uuid.uuid4().hex[:8]}:", timeout=2.0)
         yield s
         s.close()
 

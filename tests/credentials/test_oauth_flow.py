@@ -201,12 +201,12 @@ def test_eight_processes_hit_401_at_once_and_refresh_exactly_once(emu, tmp_path)
 def test_refresh_race_on_redis(emu, redis_url):
     from modelwire.credentials.stores.redis import RedisStore
 
-    store = RedisStore(redis_url, prefix="race:")
+    store = RedisStore(redis_url, prefix="race:", timeout=2.0)
     old = logged_in(emu, now=0.0, expires_at=9_999_999_999.0)
     store.put(old)
     refreshed = oauth_count(emu, "refresh_token")
-    pools = [CredentialPool("emu", store=RedisStore(redis_url, prefix="race:"), env_vars=(),
-                            environ={}, max_concurrent=8) for _ in range(4)]
+    pools = [CredentialPool("emu", store=RedisStore(redis_url, prefix="race:", timeout=2.0),
+                            env_vars=(), environ={}, max_concurrent=8) for _ in range(4)]
     leases = [p.lease() for p in pools]
     for pool, lease in zip(pools, leases):
         assert pool.report(lease, "auth_failed").status == "ok"

@@ -145,7 +145,8 @@ return 0
 
 
 class RedisStore:
-    def __init__(self, url: str, *, prefix: str = "modelwire:", client: Any = None) -> None:
+    def __init__(self, url: str, *, prefix: str = "modelwire:", client: Any = None,
+                 timeout: float = TIMEOUT) -> None:
         import redis
 
         self.url = url
@@ -155,7 +156,7 @@ class RedisStore:
         self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
                         redis.exceptions.InvalidResponse, OSError)
         self._redis = client or redis.Redis.from_url(
-            url, socket_timeout=TIMEOUT, socket_connect_timeout=TIMEOUT, retry_on_timeout=False,
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry_on_timeout=False,
             decode_responses=True, health_check_interval=0,
         )
         self._fallback = MemoryStore()
