@@ -521,3 +521,16 @@ def test_the_rules_checker_catches_broken_requests():
             {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "r"}]}]}
     assert rules.violations(loop) == ["Expected `thinking` or `redacted_thinking`, but found `tool_use`"]
+
+
+def test_client_betas_go_only_to_anthropic_endpoints():
+    req = {"messages": [user()], "metadata": {"anthropic_beta": ["context-1m-2025-08-07",
+                                                                  "fine-grained-tool-streaming-2025-05-14"]}}
+    enc, _ = encode(req, OLD_API, "claude-sonnet-4-5")
+    assert enc.headers["anthropic-beta"] == "context-1m-2025-08-07,fine-grained-tool-streaming-2025-05-14"
+    assert "anthropic-beta" not in encode(req, MINIMAX, "MiniMax-M2")[0].headers
+
+
+@pytest.mark.parametrize("value,sent", [(4096.0, 4096), (float("nan"), 64000), (True, 64000), (0, 64000), (-5, 64000)])
+def test_max_tokens_must_be_a_positive_finite_number(value, sent):
+    assert body_of({"messages": [user()], "max_tokens": value}, OLD_API, "claude-sonnet-4-5")["max_tokens"] == sent

@@ -231,7 +231,16 @@ def _thinking(body: dict[str, Any], req: Request) -> None:
 
 
 def decode_request(body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None) -> Request:
+    """A front door's Anthropic request -> Request. Wrong JSON types anywhere become a
+    MessageError naming what was wrong, never a bare TypeError."""
     data = load_json(body, "Anthropic request")
+    try:
+        return _decode(data, headers)
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise MessageError(f"malformed Anthropic request: {type(exc).__name__}: {exc}") from exc
+
+
+def _decode(data: dict[str, Any], headers: Mapping[str, str] | None) -> Request:
     h = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
     version = h.get("anthropic-version")
     if version is not None and version not in SUPPORTED_VERSIONS:

@@ -9,6 +9,7 @@ then ``profile.patch_body``, then ``request["extra"]`` merged last.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 from urllib.parse import quote
 
@@ -96,6 +97,8 @@ def _apply_sampling(
 
 def _max_tokens(request: dict[str, Any], family: ModelFamily) -> int:
     wanted = request.get("max_tokens")
+    if isinstance(wanted, float) and math.isfinite(wanted) and wanted >= 1:
+        wanted = int(wanted)  # 4096.0 from a JSON config is fine; NaN, inf and 0.5 are not
     if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
         if wanted is not None:
             log.warning("max_tokens %r is not a positive integer; using the model default", wanted)
@@ -251,12 +254,22 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
 def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
     profile = target.profile
     betas: list[str] = list(profile.anthropic_betas)
-    body = _body(request, target, betas)
+    try:
+        body = _body(request, target, betas)
+    except (TypeError, AttributeError, KeyError) as exc:
+        # wrong types in the caller's request: one seam, a MessageError naming it
+        raise MessageError(f"malformed request for Anthropic: {type(exc).__name__}: {exc}") from exc
     body = profile.patch_body(body, target)
     for k, v in (request.get("extra") or {}).items():
         body[k] = v
-    if k_betas := (request.get("metadata") or {}).get("anthropic_beta"):
-        betas.extend(k_betas)  # betas a front-door client asked for
+    client_betas = (request.get("metadata") or {}).get("anthropic_beta")
+    if client_betas and profile.accepts_issuer("anthropic"):
+        # betas a front-door client asked for go only to Anthropic's own endpoints
+        # (direct, Bedrock, Vertex); compatibles such as MiniMax reject unknown betas
+        betas.extend(
+            b for b in client_betas
+            if profile.fine_grained_tool_streaming or not b.startswith("fine-grained-tool-streaming")
+        )
     version = profile.anthropic_version or DEFAULT_VERSION
     headers: dict[str, str] = {"content-type": "application/json"}
     headers.update(target.auth_headers())

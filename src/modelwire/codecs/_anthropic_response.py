@@ -224,6 +224,14 @@ def block_events(block: dict[str, Any], index: int, issuer: str) -> list[StreamE
 
 
 def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) -> Completion:
+    """An Anthropic non-stream body -> Completion (ProtocolError for malformed bodies)."""
+    try:
+        return _decode_response(body, issuer)
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise ProtocolError(f"malformed Anthropic response: {type(exc).__name__}: {exc}") from exc
+
+
+def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Completion:
     from ..accumulate import Accumulator
     from ..events import UsageEvent
 

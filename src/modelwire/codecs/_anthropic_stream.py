@@ -114,12 +114,17 @@ class StreamDecoder:
             if not isinstance(data, dict):
                 raise ProtocolError("Anthropic stream event is not a JSON object")
             kind = data.get("type") or sse.event
-            handler = self._handlers.get(kind)
+            handler = self._handlers.get(kind) if isinstance(kind, str) else None
             if handler is None:
                 self.unknown_events += 1
                 log.debug("unknown Anthropic stream event %r ignored", kind)
                 continue
-            handler(data, out)
+            try:
+                handler(data, out)
+            except (TypeError, AttributeError, KeyError, ValueError) as exc:
+                # wrong JSON types inside a known event: one seam turns them into a
+                # ProtocolError naming the event (never a bare TypeError)
+                raise ProtocolError(f"malformed Anthropic {kind} event: {exc}", partial=self._partial(out)) from exc
         self._history.extend(out)  # folded only when a partial answer is needed
         return out
 
