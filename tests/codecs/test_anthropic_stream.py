@@ -254,3 +254,17 @@ def test_encoder_with_no_events_still_frames_a_whole_message():
     enc = am.StreamEncoder(model="m")
     out = enc.close()
     assert _names(out) == ["message_start", "message_delta", "message_stop"]
+
+
+def test_interleaved_parallel_calls_from_another_provider_lose_no_fragment():
+    """OpenAI-style: deltas of call 1 arrive between deltas of call 0."""
+    events = [ToolCallStart(0, "call_a", "f"), ToolCallDelta(0, '{"x":'), ToolCallStart(1, "call_b", "g"),
+              ToolCallDelta(1, '{"y": 2}'), ToolCallDelta(0, " 1}"), ToolCallStart(2, "call_c", "h"),
+              ToolCallDelta(2, "{}"), Finish("tool_calls")]
+    enc = am.StreamEncoder(model="m")
+    out = b"".join(enc.feed(e) for e in events) + enc.close()
+    dec = am.StreamDecoder()
+    c = fold(dec.feed(out) + dec.close())
+    assert [(t["id"], t["function"]["arguments"]) for t in c.tool_calls] == [
+        ("call_a", '{"x": 1}'), ("call_b", '{"y": 2}'), ("call_c", "{}")]
+    assert c.finish_reason == "tool_calls"

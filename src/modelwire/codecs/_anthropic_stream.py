@@ -254,6 +254,16 @@ def _ignore(data: dict[str, Any], out: list[StreamEvent]) -> None:
 
 
 # ======================================================================= encoder
+class _HeldCall:
+    __slots__ = ("ended", "id", "name", "parts")
+
+    def __init__(self, id: str, name: str) -> None:
+        self.id = id
+        self.name = name
+        self.parts: list[str] = []
+        self.ended = False
+
+
 class StreamEncoder:
     """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
 
@@ -266,6 +276,7 @@ class StreamEncoder:
         self._index = -1
         self._open: str | None = None  # kind of the open block
         self._open_call: int | None = None
+        self._queue: dict[int, _HeldCall] = {}
         self._usage: Any = None
         self._finish: Finish | None = None
         self._closed = False
@@ -321,30 +332,64 @@ class StreamEncoder:
             return self._reasoning(ev)  # type: ignore[arg-type]
         if t is ReasoningBlock:
             return self._reasoning_block(ev)  # type: ignore[arg-type]
-        if t is ToolCallStart:
-            out = self._open_block("tool_use", {"type": "tool_use", "id": ev.id, "name": ev.name,  # type: ignore[union-attr]
-                                                "input": {}}, call=ev.index)  # type: ignore[union-attr]
-            return out + self._delta(_EMPTY_JSON_DELTA)  # the API opens every tool input with ""
-        if t is ToolCallDelta:
-            if self._open != "tool_use" or self._open_call != ev.index:  # type: ignore[union-attr]
-                # Anthropic streams one block at a time; a fragment for a call that is
-                # no longer open cannot be expressed (interleaved parallel calls)
-                log.warning("tool call %d argument fragment after its block closed: dropped", ev.index)  # type: ignore[union-attr]
-                return b""
-            return self._delta({"type": "input_json_delta", "partial_json": ev.arguments})  # type: ignore[union-attr]
-        if t is ToolCallEnd:
-            return self._close_block() if self._open_call == ev.index else b""  # type: ignore[union-attr]
+        if t is ToolCallStart or t is ToolCallDelta or t is ToolCallEnd:
+            return self._tool(ev)
+        out = self._flush_queue()  # anything else: calls held back are complete now
         if t is Passthrough:
-            return self._passthrough(ev.block)  # type: ignore[union-attr]
+            return out + self._passthrough(ev.block)  # type: ignore[union-attr]
         if t is UsageEvent:
             self._usage = ev.usage  # type: ignore[union-attr]
-            return b""
+            return out
         if t is Finish:
             self._finish = ev  # type: ignore[assignment]
-            return self._close_block()
+            return out + self._close_block()
         if t is StreamError:
-            return self._error(ev.error)  # type: ignore[union-attr]
+            return out + self._error(ev.error)  # type: ignore[union-attr]
+        return out
+
+    # Anthropic streams one block at a time, but other providers interleave parallel
+    # calls (OpenAI: deltas for index 1 between deltas for index 0). The open call streams
+    # live; a call that starts while another is open is held back and sent whole when the
+    # open one ends (or before anything else), so no argument fragment is ever lost.
+    def _tool(self, ev: Any) -> bytes:
+        t = type(ev)
+        if t is ToolCallStart:
+            if self._open == "tool_use" or self._queue:
+                self._queue[ev.index] = _HeldCall(ev.id, ev.name)
+                return b""
+            return self._open_call_block(ev.index, ev.id, ev.name)
+        if t is ToolCallDelta:
+            if self._open == "tool_use" and self._open_call == ev.index:
+                return self._delta({"type": "input_json_delta", "partial_json": ev.arguments})
+            held = self._queue.get(ev.index)
+            if held is not None:
+                held.parts.append(ev.arguments)
+            else:
+                log.warning("tool call %d argument fragment after its block closed: dropped", ev.index)
+            return b""
+        if self._open_call == ev.index:  # ToolCallEnd of the live call
+            return self._close_block() + self._flush_queue(stop_at_live=True)
+        if ev.index in self._queue:
+            self._queue[ev.index].ended = True
         return b""
+
+    def _open_call_block(self, index: int, id: str, name: str) -> bytes:
+        out = self._open_block("tool_use", {"type": "tool_use", "id": id, "name": name, "input": {}}, call=index)
+        return out + self._delta(_EMPTY_JSON_DELTA)  # the API opens every tool input with ""
+
+    def _flush_queue(self, *, stop_at_live: bool = False) -> bytes:
+        """Send held calls in start order; with ``stop_at_live`` the first one that has
+        not ended stays open and streams live from here."""
+        out = b""
+        while self._queue:
+            index = next(iter(self._queue))
+            held = self._queue.pop(index)
+            out += self._open_call_block(index, held.id, held.name)
+            out += b"".join(self._delta({"type": "input_json_delta", "partial_json": p}) for p in held.parts)
+            if stop_at_live and not held.ended:
+                return out
+            out += self._close_block()
+        return out
 
     def _reasoning(self, ev: ReasoningDelta) -> bytes:
         out = b""
@@ -395,7 +440,7 @@ class StreamEncoder:
         if self._closed:
             return b""
         out = b"" if self._started else self._start(None)
-        out += self._close_block()
+        out += self._flush_queue() + self._close_block()
         self._closed = True
         fin = self._finish
         stop = native_stop_reason(fin.reason, fin.native) if fin else "end_turn"
