@@ -65,8 +65,11 @@ def _apply_thinking(
         if family.known and body.get("tools"):
             betas.append(INTERLEAVED_BETA)  # 4.x budget models think between tool calls only with it
         return "budget"
-    # adaptive: thinking depth from output_config.effort; interleaved thinking is automatic
-    body["thinking"] = {"type": "adaptive"}
+    # adaptive: thinking depth from output_config.effort; interleaved thinking is automatic.
+    # display "summarized": Opus 4.7 and later omit the thinking text by default, so a
+    # caller who asked for thinking would otherwise see no reasoning at all
+    # (docker-agent#3415 hit exactly this).
+    body["thinking"] = {"type": "adaptive", "display": "summarized"}
     body.setdefault("output_config", {})["effort"] = _effort_for(effort, family)
     return "adaptive"
 
