@@ -104,14 +104,16 @@ def open_sealed(messages: list[dict[str, Any]], sealer: Sealer) -> list[dict[str
             out.append(message)
             continue
         restored = []
-        changed = False
+        changed = tampered = False
         for entry in details:
             block = entry.get("block", {}) if isinstance(entry, dict) else {}
             envelope = block.get("signature") or block.get("encrypted_content")
             if Sealer.is_sealed(envelope):
                 changed = True
                 opened = sealer.open(envelope)
-                if opened is not None:  # tampered or foreign: dropped, never forwarded
+                if opened is None:  # tampered or foreign: dropped, never forwarded
+                    tampered = True
+                else:
                     restored.append({"issuer": opened.issuer, "block": opened.block})
             else:
                 restored.append(entry)
@@ -120,5 +122,9 @@ def open_sealed(messages: list[dict[str, Any]], sealer: Sealer) -> list[dict[str
             message["reasoning_details"] = restored
             if not restored:
                 message.pop("reasoning_details")
+            if tampered:
+                # the readable text beside a broken seal is the client's, not the
+                # upstream's: it must not travel as the upstream's own reasoning
+                message.pop("reasoning_content", None)
         out.append(message)
     return out
