@@ -525,7 +525,7 @@ def test_the_rules_checker_catches_broken_requests():
 
 
 def test_client_betas_go_only_to_anthropic_endpoints():
-    req = {"messages": [user()], "metadata": {"anthropic_beta": ["context-1m-2025-08-07",
+    req = {"messages": [user()], "metadata": {"anthropic_beta": ["context-1m-2025-08-07", "oauth-2025-04-20",
                                                                   "fine-grained-tool-streaming-2025-05-14"]}}
     enc, _ = encode(req, OLD_API, "claude-sonnet-4-5")
     assert enc.headers["anthropic-beta"] == "context-1m-2025-08-07,fine-grained-tool-streaming-2025-05-14"

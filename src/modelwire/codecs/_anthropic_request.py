@@ -269,9 +269,11 @@ def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
     if client_betas and profile.accepts_issuer("anthropic"):
         # betas a front-door client asked for go only to Anthropic's own endpoints
         # (direct, Bedrock, Vertex); compatibles such as MiniMax reject unknown betas
+        # (oauth-* betas belong to consumer logins; modelwire sends API keys upstream)
         betas.extend(
             b for b in client_betas
-            if profile.fine_grained_tool_streaming or not b.startswith("fine-grained-tool-streaming")
+            if not b.startswith("oauth-")
+            and (profile.fine_grained_tool_streaming or not b.startswith("fine-grained-tool-streaming"))
         )
     version = profile.anthropic_version or DEFAULT_VERSION
     headers: dict[str, str] = {"content-type": "application/json"}
