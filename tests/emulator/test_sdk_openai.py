@@ -159,3 +159,18 @@ def test_responses_previous_response_id_continues_a_stored_response(client):
         model="gpt-5.5", previous_response_id=first.id, tools=[RESP_CALCULATOR],
         input=[{"type": "function_call_output", "call_id": call.call_id, "output": "391"}])
     assert "391" in second.output_text
+
+
+def test_structured_output_follows_the_json_schema(client):
+    schema = {"type": "object", "properties": {"city": {"type": "string"},
+                                               "population": {"type": "integer"}},
+              "required": ["city", "population"], "additionalProperties": False}
+    r = client.chat.completions.create(
+        model="emulator-1",
+        messages=[{"role": "user", "content": "Paris has 2100000 inhabitants; give me JSON"}],
+        response_format={"type": "json_schema", "json_schema": {"name": "c", "schema": schema}})
+    assert json.loads(r.choices[0].message.content) == {"city": "Paris", "population": 2100000}
+    resp = client.responses.create(
+        model="gpt-5.5", input="Paris has 2100000 inhabitants",
+        text={"format": {"type": "json_schema", "name": "c", "schema": schema}})
+    assert json.loads(resp.output_text) == {"city": "Paris", "population": 2100000}

@@ -57,6 +57,8 @@ class Prompt:
     parallel: bool = True
     thinking: bool = False
     max_tokens: int | None = None
+    # structured output: {} for plain JSON mode, a JSON Schema for schema mode, None for text
+    json_schema: dict[str, Any] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,8 @@ def respond(prompt: Prompt) -> Reply:
         reasoning = f'The user asks: "{_short(question)}". I will call {names} to find out.'
         return _finish(prompt, Reply(calls=tuple(calls), reasoning=reasoning, finish="tool_calls"))
     arith = arithmetic(question)
+    if prompt.json_schema is not None:
+        return _finish(prompt, _structured(prompt.json_schema, question, arith))
     if arith:
         expr, value = arith
         text = f"{expr} = {value}. The answer is {value}."
@@ -166,6 +170,16 @@ def respond(prompt: Prompt) -> Reply:
         text = "Hello from the modelwire emulator."
         reasoning = "There is no question; I will greet the user."
     return _finish(prompt, Reply(text=text, reasoning=reasoning))
+
+
+def _structured(schema: dict[str, Any], question: str, arith: tuple[str, str] | None) -> Reply:
+    """Structured output: an object valid for the schema, from values in the question."""
+    answer = arith[1] if arith else _short(question)
+    if schema.get("properties"):
+        value: Any = build_arguments(schema, f"{question} = {answer}" if arith else question)
+    else:
+        value = {"answer": answer}
+    return Reply(text=json.dumps(value), reasoning="The user wants JSON; I will fill the fields.")
 
 
 def _finish(prompt: Prompt, reply: Reply) -> Reply:
@@ -258,9 +272,11 @@ class _Values:
         self.numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", text)]
         self.quoted = re.findall(r'"([^"]+)"|\'([^\']+)\'', text)
         self.quoted = [a or b for a, b in self.quoted]
-        caps = re.findall(r"\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)", text)
-        first = re.match(r"\s*([A-Z][a-z]+)", text)
-        self.capitals = [c for c in caps if not (first and c == first.group(1) and len(caps) > 1)]
+        found = list(re.finditer(r"\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)", text))
+        # a capital at the very start is usually just the sentence's first word
+        # ("What ..."), unless it is the only one ("Paris has ...")
+        caps = [m.group(1) for m in found if m.start() > len(text) - len(text.lstrip()) or len(found) == 1]
+        self.capitals = caps or [m.group(1) for m in found]
         self._n = 0
 
     def number(self) -> float | None:

@@ -99,6 +99,7 @@ def check_messages(body: Any, headers: Mapping[str, str], profile: EmuProfile, s
     prompt = Prompt(
         tuple(turns), tools, tool_choice=choice, parallel=parallel, thinking=thinking_on,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        json_schema=_output_format(body),
     )
     return Parsed(
         prompt, model, bool(body.get("stream")),
@@ -353,3 +354,12 @@ def _assistant_turn(blocks: list[Any]) -> Turn:
         for b in blocks if b.get("type") == "tool_use"
     )
     return Turn("assistant", text, calls)
+
+
+def _output_format(body: dict[str, Any]) -> dict[str, Any] | None:
+    # structured outputs: `output_config.format` (current) or `output_format` (beta)
+    config = body.get("output_config")
+    fmt = config.get("format") if isinstance(config, dict) else body.get("output_format")
+    if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+        return fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {}
+    return None

@@ -56,6 +56,7 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
         parallel=body.get("parallel_tool_calls") is not False,
         thinking=thinking_on,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        json_schema=_response_format(body.get("response_format")),
     )
     blocks: list[Any] = []
     for m in messages:
@@ -181,3 +182,12 @@ def _strict_rejection(style: str, i: int, value: Any) -> ApiError:
     body = {"message": f"{param}: Extra inputs are not permitted", "type": "invalid_request_error",
             "param": param, "code": "wrong_api_format"}
     return ApiError(400, body["message"], body=body)
+
+
+def _response_format(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    if raw.get("type") == "json_schema":
+        schema = (raw.get("json_schema") or {}).get("schema")
+        return schema if isinstance(schema, dict) else {}
+    return {} if raw.get("type") == "json_object" else None

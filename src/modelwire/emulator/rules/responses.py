@@ -56,6 +56,7 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
         parallel=body.get("parallel_tool_calls") is not False,
         thinking=thinking_on,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        json_schema=_text_format(body.get("text")),
     )
     include = body.get("include") or []
     return Parsed(
@@ -158,3 +159,12 @@ def _turns(items: list[Any]) -> list[Turn]:
         elif kind == "function_call_output":
             turns.append(Turn("tool", text_of(item.get("output")), call_id=str(item.get("call_id"))))
     return turns
+
+
+def _text_format(raw: Any) -> dict[str, Any] | None:
+    fmt = raw.get("format") if isinstance(raw, dict) else None
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_schema":
+        return fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {}
+    return {} if fmt.get("type") == "json_object" else None
