@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._client_creds import CredentialSource, Held, source_for
+from .codecs._target import Target
 from .completion import Attempt, Completion
 from .errors import (
     ConfigError,
@@ -26,12 +27,14 @@ from .errors import (
     PoolExhaustedError,
     ProviderError,
 )
+from .messages import prepare_conversation
+from .resilience import Failure, FallbackChain, LadderState, classify, decide
 from .transport import Timeouts
 
 if TYPE_CHECKING:
     from .codecs._target import EncodedRequest
     from .providers.profile import ProviderProfile
-    from .resilience import Failure, FallbackChain, RetryPolicy
+    from .resilience import RetryPolicy
 
 __all__ = ["Endpoint", "Options", "Plan", "Settings", "Turn"]
 
@@ -104,7 +107,7 @@ class Settings:
         self.base_url = base_url
         self.api_key = api_key
         self.api_mode = api_mode
-        self._fallback = tuple(fallback)
+        self._fallback: tuple[str, ...] | None = tuple(fallback) or None
         self._config_arg = config
         self._config: Any = None
         self._config_loaded = False
@@ -113,6 +116,7 @@ class Settings:
         self.headers = tuple((headers or {}).items())
         self.retry = retry or RetryPolicy()
         self._endpoints: dict[str, Endpoint] = {}
+        self._chain: FallbackChain[Endpoint] | None = None
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- config
@@ -136,11 +140,11 @@ class Settings:
         return self._config
 
     def fallback(self) -> tuple[str, ...]:
-        """The argument wins over the config's ``fallback:``."""
-        if self._fallback:
-            return self._fallback
-        config = self.config(strict=False) if self._maybe_config() else None
-        return tuple(getattr(config, "fallback", ()) or ())
+        """The argument wins over the config's ``fallback:`` (looked up once)."""
+        if self._fallback is None:
+            config = self.config(strict=False) if self._maybe_config() else None
+            self._fallback = tuple(getattr(config, "fallback", ()) or ())
+        return self._fallback
 
     def _maybe_config(self) -> bool:
         """Whether a config could exist (so a plain client does not import YAML)."""
@@ -186,13 +190,15 @@ class Settings:
         )
 
     def chain(self) -> FallbackChain[Endpoint]:
-        from .resilience import FallbackChain
-
-        return FallbackChain(
-            self.model, self.fallback(),
-            lambda n: self.endpoint(n, primary=(n == self.model)),
-            key=lambda e: (e.profile.name, e.base_url, e.model_id),
-        )
+        """The resolved chain (built once: resolution is pure and the inputs are fixed)."""
+        chain = self._chain
+        if chain is None:
+            chain = self._chain = FallbackChain(
+                self.model, self.fallback(),
+                lambda n: self.endpoint(n, primary=(n == self.model)),
+                key=lambda e: (e.profile.name, e.base_url, e.model_id),
+            )
+        return chain
 
 
 def _timeouts(timeout: float | Timeouts | None) -> Timeouts:
@@ -228,9 +234,6 @@ class Turn:
 
     def __init__(self, settings: Settings, messages: list[Any], options: Options,
                  *, stream: bool) -> None:
-        from .messages import prepare_conversation
-        from .resilience import LadderState
-
         self.settings = settings
         self.options = options
         self.want_stream = stream
@@ -261,8 +264,6 @@ class Turn:
         return self.plan_
 
     def _encode(self, ep: Endpoint, secret: str | None, stream: bool, strip: bool) -> Any:
-        from .codecs._target import Target
-
         headers = ep.headers + self.settings.headers + tuple((self.options.headers or {}).items())
         target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers)
         return ep.codec.encode_request(self._request(ep, stream, strip), target)
@@ -353,8 +354,6 @@ class Turn:
     def fail(self, error: ModelwireError) -> float:
         """Walk the ladder for ``error``: returns the seconds to wait before the next
         attempt, or raises (the error, or :class:`FallbackExhaustedError`)."""
-        from .resilience import Failure, classify, decide
-
         ep = self.endpoint
         self.errors.append(error)
         if isinstance(error, PoolExhaustedError):
@@ -406,13 +405,9 @@ class Turn:
 
     def fail_again(self, failure: Failure, error: ModelwireError) -> float:
         """The refresh did not help: decide again, now with ``refreshed`` set."""
-        from .resilience import decide
-
         return self._apply(decide(failure, self.ladder, self.settings.retry), failure, error)
 
     def _next_model(self, error: ModelwireError, outcome: Any) -> float:
-        from .resilience import LadderState
-
         self._record(outcome if self.chain.has_after(self.position) else "failed", error)
         self.release()
         if not self.chain.has_after(self.position):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from ._client_core import Options, Plan, Settings, Turn
 from .accumulate import Accumulator
@@ -68,6 +68,13 @@ class _Base:
         self._sleep = sleep
         self._transport = transport
         self._settings.endpoint(model, primary=True)  # resolve now: errors at construction
+        # the parts every call needs load now, not on the first request (which should
+        # cost about what later ones do); `import modelwire` itself stays light
+        from . import messages, resilience  # noqa: F401
+        self._warm()
+
+    def _warm(self) -> None:
+        pass
 
     @property
     def model(self) -> str:
@@ -81,7 +88,16 @@ class _Base:
 
 
 class Client(_Base):
-    """The sync client (httpx transport). See the module docstring."""
+    """The sync client (httpx transport). See the module docstring.
+
+    Beyond the documented arguments, keyword-only seams for tests and embedders:
+    ``retry`` (a :class:`~modelwire.resilience.RetryPolicy`), ``sleep`` (called with
+    each backoff wait), ``transport`` (a :class:`~modelwire.transport.SyncTransport`),
+    ``pools`` (credential pools to share: provider → pool, or a callable).
+    """
+
+    def _warm(self) -> None:
+        self._http()  # httpx imported and its pool made at construction
 
     def _http(self) -> SyncTransport:
         if self._transport is None:
@@ -121,7 +137,7 @@ class Client(_Base):
         if self._transport is not None:
             self._transport.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -181,7 +197,7 @@ class Stream:
     def close(self) -> None:
         self._gen.close()
 
-    def __enter__(self) -> Stream:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -251,7 +267,11 @@ class Stream:
 
 # ------------------------------------------------------------------------- async
 class AsyncClient(_Base):
-    """The async client (aiohttp transport); connections live in the running loop."""
+    """The async client (aiohttp transport); connections live in the running loop.
+    Same arguments as :class:`Client`."""
+
+    def _warm(self) -> None:
+        self._http()  # aiohttp and CA certificates load now; sessions on first use per loop
 
     def _http(self) -> AsyncTransport:
         if self._transport is None:
@@ -290,7 +310,7 @@ class AsyncClient(_Base):
         if self._transport is not None:
             await self._transport.aclose()
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -334,7 +354,7 @@ class AsyncStream:
     async def aclose(self) -> None:
         await self._gen.aclose()
 
-    async def __aenter__(self) -> AsyncStream:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -152,7 +152,7 @@ def _aiohttp_errors(where: str, started: bool = False) -> Iterator[None]:
         yield
     except aiohttp.ConnectionTimeoutError as exc:  # before the generic timeout: it subclasses it
         raise ConnectError(f"timed out connecting: {where}") from exc
-    except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+    except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
         raise ReadTimeoutError(f"no data within the read timeout: {where}") from exc
     except aiohttp.ClientConnectorError as exc:
         raise ConnectError(f"cannot connect: {where}: {exc.os_error}") from exc
@@ -169,7 +169,7 @@ def _aiohttp_errors(where: str, started: bool = False) -> Iterator[None]:
 class _AiohttpStream:
     """A streaming aiohttp response: chunks as they arrive, errors mapped."""
 
-    __slots__ = ("_resp", "_where", "status", "headers")
+    __slots__ = ("_resp", "_where", "headers", "status")
 
     def __init__(self, resp: Any, where: str) -> None:
         self._resp = resp
@@ -209,6 +209,10 @@ class AsyncHTTPTransport:
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
+        # aiohttp and the CA certificates load now; a session needs a running loop
+        import aiohttp  # noqa: F401
+
+        _ssl_context()
 
     def _session(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -303,7 +307,7 @@ def _httpx_errors(where: str, started: bool = False) -> Iterator[None]:
 
 
 class _HttpxStream:
-    __slots__ = ("_resp", "_where", "_deadline", "status", "headers")
+    __slots__ = ("_deadline", "_resp", "_where", "headers", "status")
 
     def __init__(self, resp: Any, where: str, deadline: float | None) -> None:
         self._resp = resp
@@ -335,6 +339,7 @@ class SyncHTTPTransport:
     def __init__(self, *, trust_env: bool = True) -> None:
         self._trust_env = trust_env
         self._client: Any = None
+        self._http()  # import httpx and load CA certificates now, not on the first request
 
     def _http(self) -> Any:
         if self._client is None:

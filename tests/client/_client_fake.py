@@ -20,7 +20,14 @@ from typing import Any
 
 from modelwire.codecs import codec_for
 from modelwire.completion import Completion
-from modelwire.events import Finish, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, UsageEvent
+from modelwire.events import (
+    Finish,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
 from modelwire.types import empty_usage
 
 

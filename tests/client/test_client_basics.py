@@ -172,10 +172,10 @@ class Recorder:
 
 class _Streamed:
     status = 200
-    headers = {"content-type": "text/event-stream"}
 
     def __init__(self, body):
         self.body = body
+        self.headers = {"content-type": "text/event-stream"}
 
     def __enter__(self):
         return self

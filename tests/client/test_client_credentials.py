@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from client._client_fake import Reply
 
-from modelwire import AuthenticationError, Client
+from modelwire import AuthenticationError, BadRequestError, Client
 from modelwire.credentials import CredentialPool
 from modelwire.resilience import RetryPolicy
 
@@ -134,7 +134,7 @@ def test_sole_key_auth_failure_raises(fake, sleeps, monkeypatch):
 def test_leases_are_released_after_success_errors_and_interrupts(fake, sleeps, two_keys):
     fake.push(Reply("status", status=400, body={"error": {"message": "bad"}}))
     with _client(fake, sleeps) as client:
-        with pytest.raises(Exception):
+        with pytest.raises(BadRequestError):
             client.complete(HI)
         client.complete(HI)
         with client.stream(HI) as stream:

@@ -137,10 +137,12 @@ def test_quota_falls_back_across_protocols(emu):
 def test_every_model_failing_raises_fallback_exhausted_in_order(emu):
     emu.set_faults([{"fault": "server_error"}])
     sleeps = Sleeps()
-    with Client("chat", config=_chain(emu), sleep=sleeps,
-                retry=RetryPolicy(attempts=2, jitter=0)) as client:
-        with pytest.raises(FallbackExhaustedError) as info:
-            client.complete(ASK)
+    with (
+        Client("chat", config=_chain(emu), sleep=sleeps,
+                    retry=RetryPolicy(attempts=2, jitter=0)) as client,
+        pytest.raises(FallbackExhaustedError) as info,
+    ):
+        client.complete(ASK)
     assert [(e.status, e.model) for e in info.value.errors] == [
         (500, "emulator-1"), (500, "emulator-1"),
         (500, "claude-sonnet-4-6"), (500, "claude-sonnet-4-6")]
@@ -166,7 +168,7 @@ def test_connection_closed_mid_stream_raises_with_partial_and_is_not_retried(emu
         seen = []
         with pytest.raises((StreamInterruptedError, ProtocolError)) as info:
             for event in client.stream(ASK):
-                seen.append(event)
+                seen.append(event)  # noqa: PERF402 (kept as they arrive: the error cuts in)
     assert info.value.partial is not None
     assert info.value.partial.text == _text(seen)
     assert ANSWER.startswith(_text(seen))
@@ -192,7 +194,7 @@ def test_broken_stream_after_output_raises_with_partial(emu, fault):
         seen = []
         with pytest.raises((ProtocolError, ProviderError)) as info:
             for event in client.stream(ASK):
-                seen.append(event)
+                seen.append(event)  # noqa: PERF402 (kept as they arrive: the error cuts in)
     assert info.value.partial.text == _text(seen)
     assert len(_log(emu)) == 1
 
@@ -208,10 +210,12 @@ def test_complete_absorbs_a_mid_stream_cut_on_a_stream_only_path(emu):
 def test_a_stream_slower_than_the_stale_timeout_is_a_timeout(emu):
     emu.set_faults([{"fault": "slow_chunks", "seconds": 1.0}])
     sleeps = Sleeps()
-    with _client(emu, "chat_completions", sleeps, timeout=SHORT,
-                 retry=RetryPolicy(attempts=2, jitter=0)) as client:
-        with pytest.raises(ReadTimeoutError):
-            list(client.stream(ASK))
+    with (
+        _client(emu, "chat_completions", sleeps, timeout=SHORT,
+                     retry=RetryPolicy(attempts=2, jitter=0)) as client,
+        pytest.raises(ReadTimeoutError),
+    ):
+        list(client.stream(ASK))
     assert len(_log(emu)) == 2 and sleeps == [2.0]
     assert _wait(lambda: all(r["disconnected"] for r in _log(emu)))
 

@@ -43,9 +43,8 @@ def test_threading_event_interrupt_closes_the_connection_and_keeps_the_partial(f
 
 def test_closing_the_stream_early_is_an_interrupt(fake):
     fake.push(Reply(text=LONG, gap=0.02))
-    with Client("custom/fake-1", **_kw(fake)) as client:
-        with client.stream(HI) as stream:
-            first = next(iter(stream))
+    with Client("custom/fake-1", **_kw(fake)) as client, client.stream(HI) as stream:
+        first = next(iter(stream))
     assert first == TextDelta("w0")
     assert stream.completion.interrupted and stream.completion.text == "w0"
     assert fake.wait_for(lambda: fake.disconnects == 1)

@@ -17,6 +17,7 @@ from modelwire import (
     BillingError,
     Client,
     FallbackExhaustedError,
+    RateLimitError,
     ReadTimeoutError,
     ServerError,
     StreamInterruptedError,
@@ -93,10 +94,11 @@ def test_each_attempt_uses_its_own_responses_hint(fake, sleeps):
 
 def test_429_without_hint_backs_off_exponentially_until_attempts_are_spent(fake, sleeps):
     fake.push(*[_rate_limited() for _ in range(3)])
-    with _client(fake, sleeps, retry=RetryPolicy(attempts=3, jitter=0)) as client:
-        with pytest.raises(Exception) as info:
-            client.complete(HI)
-    assert type(info.value).__name__ == "RateLimitError"
+    with (
+        _client(fake, sleeps, retry=RetryPolicy(attempts=3, jitter=0)) as client,
+        pytest.raises(RateLimitError),
+    ):
+        client.complete(HI)
     assert sleeps == [2.0, 4.0]
     assert len(fake.requests) == 3
 
@@ -142,7 +144,7 @@ def test_reset_after_the_first_event_raises_with_the_partial_result(fake, sleeps
         seen = []
         with pytest.raises(StreamInterruptedError) as info:
             for event in client.stream(HI):
-                seen.append(event)
+                seen.append(event)  # noqa: PERF402 (kept as they arrive: the error cuts in)
     partial = info.value.partial
     assert partial is not None
     assert partial.text == _text(seen) == "Hello from the"
@@ -154,9 +156,8 @@ def test_reset_after_the_first_event_raises_with_the_partial_result(fake, sleeps
 def test_partial_tool_calls_are_never_handed_out_as_complete(fake, sleeps):
     # the cut comes after ToolCallStart and one arguments fragment
     fake.push(Reply("reset_after", after=7, text="Calling now", tool=("lookup", '{"q": "x"}')))
-    with _client(fake, sleeps) as client:
-        with pytest.raises(StreamInterruptedError) as info:
-            list(client.stream(HI))
+    with _client(fake, sleeps) as client, pytest.raises(StreamInterruptedError) as info:
+        list(client.stream(HI))
     assert info.value.partial.text == "Calling now"
     assert info.value.partial.tool_calls == []
 
@@ -173,9 +174,11 @@ def test_a_stall_past_the_read_timeout_is_retried(fake, sleeps):
 def test_a_stale_stream_after_output_raises_a_timeout_with_partial(fake, sleeps):
     fake.push(Reply("stall", after=2))
     timeouts = Timeouts(connect=1.0, read=0.3, stale=0.3)
-    with _client(fake, sleeps, timeout=timeouts) as client:
-        with pytest.raises(ReadTimeoutError) as info:
-            list(client.stream(HI))
+    with (
+        _client(fake, sleeps, timeout=timeouts) as client,
+        pytest.raises(ReadTimeoutError) as info,
+    ):
+        list(client.stream(HI))
     assert info.value.partial.text == "Hello from"
     assert len(fake.requests) == 1
 
@@ -229,9 +232,8 @@ def test_signature_400_strips_the_blocks_and_resends_once(fake, sleeps):
 
 def test_signature_400_is_not_resent_when_stripping_changes_nothing(fake, sleeps):
     fake.push(_SIG_400, _SIG_400)
-    with _client(fake, sleeps, "anthropic_messages") as client:
-        with pytest.raises(BadRequestError):
-            client.complete(HI, max_tokens=100)
+    with _client(fake, sleeps, "anthropic_messages") as client, pytest.raises(BadRequestError):
+        client.complete(HI, max_tokens=100)
     assert len(fake.requests) == 1
 
 
@@ -278,10 +280,12 @@ def test_retries_spent_then_fallback_then_exhausted_lists_every_error(fake, slee
     monkeypatch.setenv("FAKE_KEY", KEY)
     boom = Reply("status", status=500, body={"error": {"message": "boom"}})
     fake.push(*[boom] * 4)
-    with Client("primary", config=_chain_config(fake), sleep=sleeps,
-                retry=RetryPolicy(attempts=2, jitter=0)) as client:
-        with pytest.raises(FallbackExhaustedError) as info:
-            client.complete(HI)
+    with (
+        Client("primary", config=_chain_config(fake), sleep=sleeps,
+                    retry=RetryPolicy(attempts=2, jitter=0)) as client,
+        pytest.raises(FallbackExhaustedError) as info,
+    ):
+        client.complete(HI)
     errors = info.value.errors
     assert [type(e) for e in errors] == [ServerError] * 4
     assert [e.model for e in errors] == ["fake-1", "fake-1", "fake-2", "fake-2"]

@@ -32,14 +32,14 @@ CASES = [
      None, "auth", True),
     ("anthropic-403-permission", 403, "Your API key does not have permission", None, None,
      "auth", True),
-    ("openai-429-rate", 429, "Rate limit reached for gpt-4o on tokens per min. Please try again"
-     " in 20ms.", "rate_limit_exceeded", None, "rate_limit", True),
-    ("openai-insufficient-quota", 429, "You exceeded your current quota, please check your plan"
-     " and billing details.", "insufficient_quota", None, "billing", True),
+    ("openai-429-rate", 429, ("Rate limit reached for gpt-4o on tokens per min. Please try again"
+     " in 20ms."), "rate_limit_exceeded", None, "rate_limit", True),
+    ("openai-insufficient-quota", 429, ("You exceeded your current quota, please check your plan"
+     " and billing details."), "insufficient_quota", None, "billing", True),
     ("usage-limit-reached-429", 429, "Usage limit reached for this month.", None, None,
      "billing", True),
-    ("gemini-quota-per-minute-429", 429, "You exceeded your current quota. Please retry in"
-     " 34.5s.", "RESOURCE_EXHAUSTED", None, "rate_limit", True),
+    ("gemini-quota-per-minute-429", 429, ("You exceeded your current quota. Please retry in"
+     " 34.5s."), "RESOURCE_EXHAUSTED", None, "rate_limit", True),
     ("anthropic-429-says-overloaded", 429, "Overloaded", "overloaded_error", None,
      "overloaded", False),
     ("zai-1305", 429, "该模型当前访问量过大，请您稍后再试", "1305", None, "overloaded", False),
@@ -47,8 +47,8 @@ CASES = [
     ("503-unavailable", 503, "Service Unavailable", None, None, "overloaded", False),
     ("402-credits", 402, "Insufficient credits. Add more using https://openrouter.ai/credits",
      None, None, "billing", True),
-    ("402-says-resets", 402, "Daily usage limit exceeded; it resets at 00:00 UTC, try again"
-     " later", None, None, "rate_limit", True),
+    ("402-says-resets", 402, ("Daily usage limit exceeded; it resets at 00:00 UTC, try again"
+     " later"), None, None, "rate_limit", True),
     ("500", 500, "Internal server error", None, None, "server", False),
     ("502", 502, "Bad gateway", None, None, "server", False),
     ("408", 408, "Request timeout", None, None, "transient", False),
@@ -59,17 +59,17 @@ CASES = [
      "invalid_request_error", None, "context_length", False),
     ("context-vllm", 400, "This model's max_model_len is 8192", None, None,
      "context_length", False),
-    ("signature-anthropic", 400, "messages.1.content.0: Invalid `signature` in `thinking`"
-     " block", "invalid_request_error", None, "signature_400", False),
-    ("thinking-modified", 400, "messages.3.content.0: `thinking` or `redacted_thinking` blocks"
-     " in the latest assistant message cannot be modified.", None, None, "signature_400", False),
+    ("signature-anthropic", 400, ("messages.1.content.0: Invalid `signature` in `thinking`"
+     " block"), "invalid_request_error", None, "signature_400", False),
+    ("thinking-modified", 400, ("messages.3.content.0: `thinking` or `redacted_thinking` blocks"
+     " in the latest assistant message cannot be modified."), None, None, "signature_400", False),
     ("responses-encrypted", 400, "The encrypted content could not be verified.",
      "invalid_encrypted_content", None, "signature_400", False),
-    ("content-filter-azure", 400, "The response was filtered due to the prompt triggering"
-     " Azure OpenAI's content management policy.", "content_filter", None,
+    ("content-filter-azure", 400, ("The response was filtered due to the prompt triggering"
+     " Azure OpenAI's content management policy."), "content_filter", None,
      "content_filter", False),
-    ("model-not-found-groq", 404, "The model `non-existent` does not exist or you do not have"
-     " access to it.", "model_not_found", None, "model_not_found", False),
+    ("model-not-found-groq", 404, ("The model `non-existent` does not exist or you do not have"
+     " access to it."), "model_not_found", None, "model_not_found", False),
     ("model-not-found-anthropic", 404, "model: this-model-does-not-exist-12345",
      "not_found_error", None, "model_not_found", False),
     ("azure-deployment-not-found", 404, "The API deployment for this resource does not exist.",
