@@ -535,3 +535,18 @@ def test_client_betas_go_only_to_anthropic_endpoints():
 @pytest.mark.parametrize("value,sent", [(4096.0, 4096), (float("nan"), 64000), (True, 64000), (0, 64000), (-5, 64000)])
 def test_max_tokens_must_be_a_positive_finite_number(value, sent):
     assert body_of({"messages": [user()], "max_tokens": value}, OLD_API, "claude-sonnet-4-5")["max_tokens"] == sent
+
+
+def test_server_tool_blocks_go_back_to_their_issuer_without_output_only_fields():
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"},
+           "caller": {"type": "direct"}}
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    msgs = [user(), {"role": "assistant", "content": "Found it.",
+                     "passthrough": [{"issuer": "anthropic", "block": use}, {"issuer": "anthropic", "block": result},
+                                     {"issuer": "anthropic", "block": {"type": "citations", "citations": []}}]},
+            user("thanks")]
+    body = body_of({"messages": msgs})
+    assert body["messages"][1]["content"] == [
+        {k: v for k, v in use.items() if k != "caller"}, result, {"type": "text", "text": "Found it."}]
+    assert body_of({"messages": msgs}, MINIMAX, "MiniMax-M2")["messages"][1]["content"] == [
+        {"type": "text", "text": "Found it."}]

@@ -38,6 +38,7 @@ EMPTY_TOOL_RESULT = "(no output)"
 THINKING_TYPES = ("thinking", "redacted_thinking")
 # block keys a caller may set on a part that Anthropic understands on the same block
 _DOC_KEYS = ("title", "context", "citations")
+_OUTPUT_ONLY = frozenset({"caller", "parsed_output"})
 
 
 def is_strict_version(version: str) -> bool:
@@ -255,7 +256,10 @@ def _assistant(msg: dict[str, Any], ctx: ConvertContext, where: str, in_loop: bo
             and block.get("type") not in ("citations", None)
             and ctx.profile.accepts_issuer(entry.get("issuer", ""))
         ):
-            blocks.append(block)
+            # output-only fields are a 400 "Extra inputs are not permitted" when sent
+            # back (hermes-behaviours 2.8: caller, parsed_output, citations: null)
+            blocks.append({k: v for k, v in block.items()
+                           if k not in _OUTPUT_ONLY and not (k == "citations" and v is None)})
     content = msg.get("content")
     if isinstance(content, str):
         if content.strip():
