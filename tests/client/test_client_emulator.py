@@ -309,3 +309,52 @@ def _wait(predicate, timeout=5.0):
             return True
         time.sleep(0.01)
     return bool(predicate())
+
+
+def _oauth_pool(refresher):
+    from modelwire.credentials import CredentialPool
+    from modelwire.credentials.stores.memory import MemoryStore
+
+    pool = CredentialPool("emulator", store=MemoryStore(), env_vars=(), refresher=refresher)
+    pool.add("old-access-token-000000001", label="login", auth_type="oauth",
+             source="oauth:test", refresh_token="refresh-1")
+    return pool
+
+
+def test_401_on_an_oauth_credential_refreshes_once_and_retries():
+    from modelwire.credentials.oauth import TokenSet
+
+    calls = []
+
+    def refresher(cred):
+        calls.append(cred.refresh_token)
+        return TokenSet("new-access-token-00000002", "refresh-2", expires_in=3600)
+
+    pool = _oauth_pool(refresher)
+    sleeps = Sleeps()
+    with Emulator(keys=["new-access-token-00000002"]) as strict:
+        with Client("emulator/emulator-1", base_url=strict.openai_base_url(), sleep=sleeps,
+                    pools={"emulator": pool}) as client:
+            done = client.complete(ASK)
+        statuses = [r["status"] for r in strict.requests()["requests"]]
+    assert done.text == ANSWER
+    assert statuses == [401, 200]
+    assert calls == ["refresh-1"]  # exactly one refresh
+    assert [a.outcome for a in done.attempts] == ["refreshed", "ok"]
+    assert sleeps == []
+
+
+def test_auth_that_survives_a_failed_refresh_raises():
+    from modelwire import AuthenticationError
+    from modelwire.credentials.oauth import OAuthError
+
+    def refresher(cred):
+        raise OAuthError("refresh token revoked", error="invalid_grant")
+
+    pool = _oauth_pool(refresher)
+    with Emulator(keys=["something-else-000000000003"]) as strict:
+        with Client("emulator/emulator-1", base_url=strict.openai_base_url(), sleep=Sleeps(),
+                    pools={"emulator": pool}) as client, pytest.raises(AuthenticationError):
+            client.complete(ASK)
+        assert len(strict.requests()["requests"]) == 1
+    assert pool.credentials()[0].status == "dead"

@@ -300,3 +300,15 @@ def test_fallback_entries_equal_to_the_primary_or_unconfigured_are_skipped(
                 fallback=["primary", "not-configured", "backup"]) as client:
         done = client.complete(HI)
     assert [a.model for a in done.attempts] == ["fake-1", "fake-2"]
+
+
+def test_total_deadline_bounds_the_whole_call_across_retries(fake, sleeps):
+    fake.push(Reply("stall", after=0), Reply("stall", after=0), Reply("stall", after=0))
+    deadline = Timeouts(connect=1.0, read=5.0, stale=5.0, total=0.4)
+    with (
+        _client(fake, sleeps, timeout=deadline, retry=RetryPolicy(base=0.01, jitter=0)) as client,
+        pytest.raises(ReadTimeoutError),
+    ):
+        client.complete(HI)
+    # the first attempt used up the deadline; no retry could start within it
+    assert len(fake.requests) == 1
