@@ -284,11 +284,11 @@ class _Validator:
             for needed, val in (("base_url", base_url), ("api_mode", api_mode)):
                 if val is None:
                     raise self.fail(f"{key}.{needed}", "required when provider is custom")
-        elif api_mode is not None and not provider.startswith("emulator"):
-            from .providers.catalog import CATALOG
+        elif api_mode is not None:
+            from .providers.catalog import CATALOG, variant
 
             speaks = CATALOG[provider].api_mode
-            if api_mode != speaks:
+            if variant(provider, api_mode) is None:
                 raise self.fail(f"{key}.api_mode", f"provider {provider!r} speaks {speaks}, not "
                                 f"{api_mode}; use provider: custom for another endpoint")
         thinking = fields.get("thinking")

@@ -85,7 +85,7 @@ def test_emulator_protocol_by_prefix_or_api_mode():
 
 def test_a_fixed_provider_refuses_another_protocol():
     with pytest.raises(ConfigError, match="speaks chat_completions, not responses"):
-        resolve("openai/gpt-5", api_mode="responses")
+        resolve("groq/llama-3.3-70b-versatile", api_mode="responses")
     with pytest.raises(ConfigError, match="api_mode must be one of"):
         resolve("openai/gpt-5", api_mode="grpc")
 
@@ -149,3 +149,40 @@ def test_slash_names_with_an_unknown_prefix_come_from_the_user_config(tmp_path, 
     path.write_text("models:\n  team/fast: {provider: groq, model: llama-3.3-70b-versatile}\n")
     monkeypatch.setenv("MODELWIRE_CONFIG", str(path))
     assert resolve("team/fast").provider == "groq"
+
+
+def test_api_mode_picks_a_providers_other_protocol_row(monkeypatch):
+    r = resolve("openai/gpt-5", api_mode="responses")
+    assert (r.provider, r.profile.api_mode, r.base_url) == (
+        "openai-responses", "responses", "https://api.openai.com/v1")
+    assert r.api_key_env == ("OPENAI_API_KEY",) and r.profile.issuer == "openai"
+    monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", "https://res.openai.azure.com")
+    az = resolve("azure/dep", api_mode="responses")
+    assert (az.provider, az.base_url) == ("azure-responses", "https://res.openai.azure.com/openai/v1")
+    config = config_from_dict({"models": {"gpt": {"provider": "openai", "model": "gpt-5",
+                                                  "api_mode": "responses"}}})
+    assert resolve("gpt", config=config).provider == "openai-responses"
+
+
+@pytest.mark.parametrize(
+    ("path", "echo", "tool_ids", "unique"),
+    [("/p/deepseek/v1", "required", "any", True), ("/p/kimi/v1", "required", "any", True),
+     ("/p/mistral/v1", "none", "mistral9", False), ("/p/groq/v1", "none", "any", False),
+     ("/v1", "reasoning_content", "any", False)],
+    ids=["deepseek", "kimi", "mistral", "groq", "lenient"],
+)
+def test_an_emulator_under_p_name_is_treated_as_that_provider(path, echo, tool_ids, unique):
+    r = resolve("emulator/m", base_url="http://127.0.0.1:9" + path)
+    profile = r.profile
+    assert (profile.reasoning_echo, profile.tool_id_format, profile.unique_tool_names) == (
+        echo, tool_ids, unique)
+    # still the emulator: its name, URL, protocol and signing issuer
+    assert (profile.name, profile.issuer, profile.local, r.base_url) == (
+        "emulator", "emulator", True, "http://127.0.0.1:9" + path)
+
+
+def test_an_anthropic_emulator_playing_deepseek_takes_unsigned_thinking():
+    assert resolve("emulator-anthropic/m",
+                   base_url="http://127.0.0.1:9/p/deepseek").profile.unsigned_thinking_echo
+    assert not resolve("emulator-anthropic/m",
+                       base_url="http://127.0.0.1:9/p/anthropic").profile.unsigned_thinking_echo

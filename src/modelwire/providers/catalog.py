@@ -27,7 +27,7 @@ from .kimi import MoonshotProfile
 from .profile import ProviderProfile
 from .xai import XAIProfile
 
-__all__ = ["ALIASES", "CATALOG", "RUNTIME_BASE_URL"]
+__all__ = ["ALIASES", "CATALOG", "RUNTIME_BASE_URL", "VARIANTS", "variant"]
 
 _ANY_TOOL_CHOICE = frozenset({"auto", "none", "required", "function"})
 _NO_REQUIRED = frozenset({"auto", "none", "function"})
@@ -294,6 +294,22 @@ _ROWS: list[ProviderProfile] = [
         # the Codex backend only streams (hermes-behaviours 2.5)
         stream_only=True, vision_in_tool_results=True, reasoning_request="reasoning_effort",
     ),
+    # The same providers over the Responses API (reasoning items with encrypted_content
+    # round-trip there; corpus: openai and azure_openai /responses exchanges).
+    # resolve("openai/gpt-5", api_mode="responses") picks these rows (VARIANTS below).
+    _row(
+        name="openai-responses", base_url="https://api.openai.com/v1", api_mode="responses",
+        key_env=("OPENAI_API_KEY",), issuer="openai",
+        docs_url="https://platform.openai.com/docs/api-reference/responses",
+        reasoning_request="reasoning_effort", developer_role=True, vision_in_tool_results=True,
+    ),
+    _row(
+        AzureOpenAIProfile, name="azure-responses", base_url=AZURE_TEMPLATE,
+        api_mode="responses", auth_style="api-key", key_env=("AZURE_OPENAI_API_KEY",),
+        issuer="azure-openai",
+        docs_url="https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses",
+        reasoning_request="reasoning_effort", developer_role=True, vision_in_tool_results=True,
+    ),
     # ---------------------------------------------------------------- filled at run time
     _row(name="custom"),
     # the emulator's Chat Completions door takes OpenAI's reasoning_effort and, like
@@ -311,6 +327,27 @@ CATALOG: dict[str, ProviderProfile] = {p.name: p for p in _ROWS}
 
 # Rows with no fixed base URL (see the module docstring).
 RUNTIME_BASE_URL = frozenset({"custom", "emulator", "emulator-anthropic", "emulator-responses"})
+
+# provider -> {api_mode: the row serving that protocol}: resolve(..., api_mode=...)
+# and config entries with api_mode switch rows through this table.
+VARIANTS: dict[str, dict[str, str]] = {
+    "openai": {"responses": "openai-responses"},
+    "openai-responses": {"chat_completions": "openai"},
+    "azure": {"responses": "azure-responses"},
+    "azure-responses": {"chat_completions": "azure"},
+    **{e: {"chat_completions": "emulator", "anthropic_messages": "emulator-anthropic",
+           "responses": "emulator-responses"}
+       for e in ("emulator", "emulator-anthropic", "emulator-responses")},
+}
+
+
+def variant(provider: str, api_mode: str) -> str | None:
+    """The row that serves ``provider`` over ``api_mode`` (itself, a variant, or None)."""
+    profile = CATALOG.get(provider)
+    if profile is not None and profile.api_mode == api_mode:
+        return provider
+    return VARIANTS.get(provider, {}).get(api_mode)
+
 
 # Other names people use for the same rows.
 ALIASES: dict[str, str] = {

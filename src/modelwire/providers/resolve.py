@@ -14,6 +14,9 @@ Rules, in order:
 4. ``emulator/<model>`` speaks Chat Completions; ``emulator-anthropic/<model>``
    and ``emulator-responses/<model>`` (or ``api_mode=``) pick the other two
    protocols. Their base URL stays empty: the Client fills it.
+5. ``api_mode=`` on a provider that serves several protocols picks that row
+   (``openai/gpt-5`` + ``responses`` -> ``openai-responses``; see
+   ``catalog.VARIANTS``); any other mismatch is a ConfigError.
 
 Base URLs follow each SDK's convention: OpenAI-style ones include ``/v1``,
 Anthropic-style ones do not; a trailing ``/v1`` on an Anthropic base is
@@ -33,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import ConfigError
-from .catalog import ALIASES, CATALOG, RUNTIME_BASE_URL
+from .catalog import ALIASES, CATALOG, RUNTIME_BASE_URL, variant
+from .emulator import emulator_profile
 from .profile import ProviderProfile
 
 if TYPE_CHECKING:
@@ -43,8 +47,6 @@ __all__ = ["ApiMode", "ResolvedModel", "get_profile", "known_providers", "resolv
 
 ApiMode = Literal["chat_completions", "anthropic_messages", "responses"]
 API_MODES: tuple[str, ...] = get_args(ApiMode)
-_EMULATOR_BY_MODE = {"chat_completions": "emulator", "anthropic_messages": "emulator-anthropic",
-                     "responses": "emulator-responses"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,15 +166,19 @@ def _build(
     api_key_env: tuple[str, ...] = (), extra: dict[str, Any] | None = None,
     headers: tuple[tuple[str, str], ...] = (),
 ) -> ResolvedModel:
-    if profile.name.startswith("emulator") and api_mode and api_mode != profile.api_mode:
-        profile = CATALOG[_EMULATOR_BY_MODE[api_mode]]
-    elif profile.name == "custom":
+    if profile.name == "custom":
         profile = _custom_profile(model_id, base_url, api_mode, profile)
     elif api_mode and api_mode != profile.api_mode:
-        raise ConfigError(f"provider {profile.name!r} speaks {profile.api_mode}, not {api_mode}; "
-                          f"use custom/<model-id> with base_url and api_mode for another endpoint")
+        other = variant(profile.name, api_mode)
+        if other is None:
+            raise ConfigError(
+                f"provider {profile.name!r} speaks {profile.api_mode}, not {api_mode}; "
+                "use custom/<model-id> with base_url and api_mode for another endpoint")
+        profile = CATALOG[other]
     url = base_url or profile.default_base_url(environ)
     url = normalize_base_url(url, profile.api_mode) if url else ""
+    if profile.name.startswith("emulator") and url:
+        profile = emulator_profile(profile, url)
     if not url and profile.name not in RUNTIME_BASE_URL:
         raise ConfigError(f"provider {profile.name!r} has no base URL: pass base_url"
                           + _endpoint_hint(profile))
