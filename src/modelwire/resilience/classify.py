@@ -24,6 +24,7 @@ from ..errors import (
     ContentFilterError,
     ContextLengthError,
     ModelNotFoundError,
+    MessageError,
     ModelwireError,
     OverloadedError,
     PermissionDeniedError,
@@ -205,6 +206,9 @@ _BY_CLASS: tuple[tuple[type[ModelwireError], FailureKind], ...] = (
     (ConnectError, "transport"),
     (StreamInterruptedError, "transport"),
     (TransportError, "transport"),
+    # the conversation or tools break a protocol rule while encoding: the caller's
+    # mistake, raised at once (retrying the same request cannot help)
+    (MessageError, "bad_request"),
 )
 
 _CREDENTIAL_KINDS = frozenset({"rate_limit", "billing", "auth"})
