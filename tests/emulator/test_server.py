@@ -138,3 +138,15 @@ def test_shared_emulator_is_started_once_and_serves():
     assert shared_emulator() is one
     r = httpx.post(one.openai_base_url() + "/chat/completions", json=CHAT, headers=openai_headers())
     assert r.status_code == 200
+
+
+@pytest.mark.parametrize(("host", "status"), [("10.1.2.3", 403), ("127.0.0.1", 200)])
+def test_control_endpoints_answer_loopback_clients_only(host, status):
+    from starlette.testclient import TestClient
+
+    from modelwire.emulator.app import build_app
+    from modelwire.emulator.endpoints import Backend
+
+    with TestClient(build_app(Backend()), client=(host, 50000)) as client:
+        assert client.get("/__emulator/requests").status_code == status
+        assert client.post("/__emulator/faults", json={"fault": "quota"}).status_code == status

@@ -272,6 +272,9 @@ class _Values:
         self.numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", text)]
         self.quoted = re.findall(r'"([^"]+)"|\'([^\']+)\'', text)
         self.quoted = [a or b for a, b in self.quoted]
+        # "count the words in: the quick brown fox" -> the text after the colon is the payload
+        head, colon, tail = text.partition(":")
+        self.payload = tail.strip() if colon and tail.strip() and " " in head.strip() else None
         found = list(re.finditer(r"\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)", text))
         # a capital at the very start is usually just the sentence's first word
         # ("What ..."), unless it is the only one ("Paris has ...")
@@ -340,6 +343,8 @@ def _value(name: str, schema: dict[str, Any], values: _Values, required: bool) -
         return values.capitals[-1]
     if values.quoted:
         return values.quoted[0]
+    if values.payload:
+        return values.payload
     if lname in ("name", "person", "user", "username", "title") and values.capitals:
         return values.capitals[0]
     if required or not values.capitals:
