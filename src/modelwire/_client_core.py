@@ -8,6 +8,7 @@ in-process emulator on demand; :mod:`modelwire.client` drives the HTTP.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
 import time
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from .resilience import RetryPolicy
 
 __all__ = ["Endpoint", "Options", "Plan", "Settings", "Turn"]
+
+log = logging.getLogger("modelwire.client")
 
 _OPTION_FIELDS = ("tools", "tool_choice", "max_tokens", "temperature", "top_p", "stop",
                   "response_format", "parallel_tool_calls")
@@ -377,6 +380,10 @@ class Turn:
 
     def _apply(self, action: Any, failure: Failure, error: ModelwireError) -> float:
         kind = action.kind
+        ep = self.endpoint
+        # error text is redacted by ModelwireError; the credential appears as its label only
+        log.info("%s/%s: %s (%s) -> %s%s", ep.profile.name, ep.model_id, failure.kind,
+                 type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "")
         if kind == "strip_reasoning" and not self._strip_changes_body():
             kind = "raise"  # resending the same body can only get the same 400
         if kind == "refresh":

@@ -78,7 +78,19 @@ class _Base:
 
     @property
     def model(self) -> str:
+        """The model string the client was made with."""
         return self._settings.model
+
+    @property
+    def provider(self) -> str:
+        """The primary model's provider (``anthropic``, ``openrouter``, ``custom``...)."""
+        return self._settings.endpoint(self.model, primary=True).profile.name
+
+    @property
+    def api_mode(self) -> str:
+        """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
+        ``responses``)."""
+        return self._settings.endpoint(self.model, primary=True).profile.api_mode
 
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}({self._settings.model!r})"
@@ -187,6 +199,11 @@ class Stream:
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
         self._gen = self._run()
+
+    @property
+    def model(self) -> str:
+        """The model serving this stream now (a fallback may have taken over)."""
+        return self._turn.endpoint.model_id
 
     def __iter__(self) -> Iterator[StreamEvent]:
         return self._gen
@@ -344,6 +361,11 @@ class AsyncStream:
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
         self._gen = self._run()
+
+    @property
+    def model(self) -> str:
+        """The model serving this stream now (a fallback may have taken over)."""
+        return self._turn.endpoint.model_id
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         return self._gen

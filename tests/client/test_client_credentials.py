@@ -142,3 +142,17 @@ def test_leases_are_released_after_success_errors_and_interrupts(fake, sleeps, t
     # fill_first with one lease per key: had any lease leaked, the next request would
     # have been handed the other key
     assert _keys(fake) == [MANUAL_KEY] * 3
+
+
+def test_no_secret_in_any_log_line_while_rotating(fake, sleeps, two_keys, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    fake.push(Reply("status", status=401, body={"error": {
+        "message": f"Incorrect API key provided: {MANUAL_KEY}"}}))
+    with _client(fake, sleeps) as client:
+        done = client.complete(HI)
+    assert "rotate" in caplog.text  # the ladder's decision is logged...
+    for secret in (MANUAL_KEY, ENV_KEY):  # ...without any key, even one the provider echoed
+        assert secret not in caplog.text
+        assert all(secret not in (a.error or "") for a in done.attempts)
