@@ -150,3 +150,11 @@ def test_control_endpoints_answer_loopback_clients_only(host, status):
     with TestClient(build_app(Backend()), client=(host, 50000)) as client:
         assert client.get("/__emulator/requests").status_code == status
         assert client.post("/__emulator/faults", json={"fault": "quota"}).status_code == status
+
+
+def test_successful_answers_carry_rate_limit_headers(http):
+    o = http.post("/v1/chat/completions", json=CHAT, headers=openai_headers())
+    assert o.headers["x-ratelimit-remaining-requests"] == "59"
+    a = http.post("/v1/messages", json=MSG, headers=anthropic_headers())
+    assert a.headers["anthropic-ratelimit-requests-remaining"] == "49"
+    assert a.headers["request-id"].startswith("req_")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import click
@@ -30,6 +31,7 @@ def command(host: str, port: int, profile: str, script: str | None, keys: str | 
 
     from ..emulator import Emulator
     from ..emulator.app import build_app
+    from ..emulator.response import ConnectionAborted
 
     signing_key = None
     if signing_key_env:
@@ -46,4 +48,8 @@ def command(host: str, port: int, profile: str, script: str | None, keys: str | 
     click.echo(f"modelwire emulator on http://{host}:{port} (profile {profile}); "
                f"OpenAI base URL http://{host}:{port}/v1, Anthropic base URL http://{host}:{port}",
                err=True)
+    # a close_mid_stream fault drops the connection by raising inside the app; that is the
+    # fault working, not a server error worth a traceback
+    logging.getLogger("uvicorn.error").addFilter(
+        lambda record: not (record.exc_info and isinstance(record.exc_info[1], ConnectionAborted)))
     uvicorn.run(build_app(emu.backend), host=host, port=port, log_level="info")

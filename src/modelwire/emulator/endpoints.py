@@ -83,6 +83,8 @@ class Backend:
         except ApiError as err:
             return self._error(err, protocol, request_id, entry)
         out_headers["request-id" if protocol == "anthropic" else "x-request-id"] = request_id
+        if endpoint not in ("models", "count_tokens"):
+            out_headers.update(_ratelimit_headers(protocol))
         hang = min(fault.seconds, self.max_hang) if fault and fault.fault == "hang" else 0.0
         if fault and fault.fault in STREAM_FAULTS:
             fault, chunks = _fit_stream_fault(fault, chunks)
@@ -211,3 +213,19 @@ def _fit_stream_fault(fault: Fault, chunks: list[bytes]) -> tuple[Fault, list[by
         half = len(chunks[0]) // 2
         chunks = [chunks[0][:half], chunks[0][half:]]
     return dataclasses.replace(fault, after=max(0, min(fault.after, len(chunks) - 1))), chunks
+
+
+def _ratelimit_headers(protocol: str) -> dict[str, str]:
+    """The rate-limit headers real providers put on every answer (../shared/corpus), with
+    plenty left, so credential pools see their usual shape on success too."""
+    if protocol == "anthropic":
+        reset = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 60))
+        return {"anthropic-ratelimit-requests-limit": "50",
+                "anthropic-ratelimit-requests-remaining": "49",
+                "anthropic-ratelimit-requests-reset": reset,
+                "anthropic-ratelimit-tokens-limit": "100000",
+                "anthropic-ratelimit-tokens-remaining": "99000",
+                "anthropic-ratelimit-tokens-reset": reset}
+    return {"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "59",
+            "x-ratelimit-reset-requests": "1s", "x-ratelimit-limit-tokens": "150000",
+            "x-ratelimit-remaining-tokens": "149000", "x-ratelimit-reset-tokens": "0s"}
