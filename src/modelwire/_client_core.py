@@ -173,7 +173,9 @@ class Settings:
         from .codecs import codec_for
         from .providers import resolve
 
-        config = self._config_arg if self._config_loaded is False else self._config
+        # resolve() reads the config itself when the name needs it (config names may not
+        # look like provider/model, so a provider/model client never parses the file)
+        config = self._config_arg
         resolved = resolve(
             name, config=config,
             base_url=self.base_url if primary else None,

@@ -221,3 +221,4 @@ def test_every_catalog_row_sends_to_its_url_with_its_auth_header(name, monkeypat
         assert headers[header] == value
     for other in {"authorization", "x-api-key", "api-key"} - {header}:
         assert other not in headers
+
