@@ -181,3 +181,27 @@ def test_resolving_a_provider_model_imports_no_yaml():
             "resolve('openai/gpt-5-mini'); print(json.dumps('yaml' in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) is False
+
+
+@pytest.mark.parametrize(
+    ("model", "kept"),
+    [("grok-3-mini", True), ("grok-3-mini-fast", True), ("grok-4", False),
+     ("grok-4-fast", False), ("grok-code-fast-1", False), ("grok-3", False)],
+)
+def test_xai_sends_reasoning_effort_only_to_models_that_take_it(model, kept):
+    profile = CATALOG["xai"]
+    body = {"model": model, "reasoning": {"effort": "high", "summary": "auto"},
+            "include": ["reasoning.encrypted_content"], "service_tier": "default"}
+    out = profile.patch_body(body, Target(profile, model))
+    assert ("reasoning" in out) is kept
+    assert out["include"] == ["reasoning.encrypted_content"]
+    assert "service_tier" not in out
+    assert "service_tier" in body  # the caller's body is not changed
+
+
+def test_codex_backend_body_stores_nothing_and_has_no_output_cap():
+    profile = CATALOG["openai-codex"]
+    body = {"model": "gpt-5-codex", "max_output_tokens": 4096, "input": []}
+    out = profile.patch_body(body, Target(profile, "gpt-5-codex"))
+    assert out == {"model": "gpt-5-codex", "input": [], "store": False}
+    assert profile.stream_only  # the Client streams even for complete()

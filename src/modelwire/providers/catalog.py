@@ -21,6 +21,7 @@ from typing import Any
 
 from .azure import TEMPLATE as AZURE_TEMPLATE
 from .azure import AzureOpenAIProfile
+from .codex import CodexProfile
 from .deepseek import DeepSeekProfile
 from .gemini import GeminiProfile
 from .kimi import MoonshotProfile
@@ -287,7 +288,7 @@ _ROWS: list[ProviderProfile] = [
     ),
     # ---------------------------------------------------------------- Responses API
     _row(
-        name="openai-codex", base_url="https://chatgpt.com/backend-api/codex",
+        CodexProfile, name="openai-codex", base_url="https://chatgpt.com/backend-api/codex",
         api_mode="responses", docs_url="https://developers.openai.com/codex",
         # ChatGPT-plan OAuth tokens, from `modelwire auth login openai-codex`
         key_env=(), extra={"oauth": "openai-codex"},
