@@ -186,3 +186,11 @@ def test_an_anthropic_emulator_playing_deepseek_takes_unsigned_thinking():
                    base_url="http://127.0.0.1:9/p/deepseek").profile.unsigned_thinking_echo
     assert not resolve("emulator-anthropic/m",
                        base_url="http://127.0.0.1:9/p/anthropic").profile.unsigned_thinking_echo
+
+
+def test_deepseek_over_the_anthropic_protocol():
+    r = resolve("deepseek/deepseek-v4-pro", api_mode="anthropic_messages")
+    assert (r.provider, r.base_url, r.profile.auth_style) == (
+        "deepseek-anthropic", "https://api.deepseek.com/anthropic", "x-api-key")
+    assert r.profile.unsigned_thinking_echo and r.profile.issuer == "deepseek"
+    assert not r.profile.accepts_issuer("anthropic")  # Claude's signed thinking is not sent there

@@ -129,6 +129,7 @@ def test_gemini_inlines_recursive_refs_only_to_a_bounded_depth():
     ("model", "body", "expected"),
     [
         ("deepseek-v4-flash", {}, {"thinking": {"type": "enabled"}}),
+        ("deepseek-flash", {}, {"thinking": {"type": "enabled"}}),
         ("deepseek-v4-pro", {"thinking": {"type": "disabled"}}, {"thinking": {"type": "disabled"}}),
         ("deepseek-v4-flash", {"reasoning_effort": "xhigh"},
          {"thinking": {"type": "enabled"}, "reasoning_effort": "max"}),
@@ -136,7 +137,7 @@ def test_gemini_inlines_recursive_refs_only_to_a_bounded_depth():
         ("deepseek-reasoner", {}, {}),
         ("deepseek-v3", {}, {}),
     ],
-    ids=["v4-default-on", "v4-explicit-off-kept", "v4-xhigh-is-max", "chat", "reasoner", "v3"],
+    ids=["v4-default-on", "flash-default-on", "v4-explicit-off-kept", "v4-xhigh-is-max", "chat", "reasoner", "v3"],
 )
 def test_deepseek_v4_family_gets_an_explicit_thinking_flag(model, body, expected):
     profile = CATALOG["deepseek"]

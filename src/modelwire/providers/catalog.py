@@ -77,6 +77,18 @@ _ROWS: list[ProviderProfile] = [
         unique_tool_names=True,  # 400 on duplicate tool names (peer-lessons 17)
     ),
     _row(
+        # DeepSeek's Anthropic-compatible endpoint (x-api-key; anthropic-version ignored)
+        name="deepseek-anthropic", base_url="https://api.deepseek.com/anthropic",
+        api_mode="anthropic_messages", auth_style="x-api-key", key_env=("DEEPSEEK_API_KEY",),
+        issuer="deepseek", docs_url="https://api-docs.deepseek.com/guides/anthropic_api",
+        anthropic_version="2023-06-01",
+        # thinking goes back unsigned, rebuilt from reasoning_content; signed blocks
+        # from Anthropic are rejected there (hermes-behaviours 2.4, #16748)
+        unsigned_thinking_echo=True,
+        fine_grained_tool_streaming=False,  # a Claude-only per-tool field
+        vision=False, unique_tool_names=True, tool_id_format="anthropic",
+    ),
+    _row(
         MoonshotProfile, name="moonshot", base_url="https://api.moonshot.ai/v1",
         key_env=("MOONSHOT_API_KEY", "KIMI_API_KEY"),
         docs_url="https://platform.moonshot.ai/docs/api/chat",
@@ -332,6 +344,8 @@ RUNTIME_BASE_URL = frozenset({"custom", "emulator", "emulator-anthropic", "emula
 # provider -> {api_mode: the row serving that protocol}: resolve(..., api_mode=...)
 # and config entries with api_mode switch rows through this table.
 VARIANTS: dict[str, dict[str, str]] = {
+    "deepseek": {"anthropic_messages": "deepseek-anthropic"},
+    "deepseek-anthropic": {"chat_completions": "deepseek"},
     "openai": {"responses": "openai-responses"},
     "openai-responses": {"chat_completions": "openai"},
     "azure": {"responses": "azure-responses"},

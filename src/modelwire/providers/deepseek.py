@@ -1,7 +1,7 @@
 """DeepSeek: the explicit ``thinking`` flag for V4-family thinking models.
 
-DeepSeek's V4-family models (``deepseek-v4-flash``, ``deepseek-v4-pro``, later
-``deepseek-v5``...) switch thinking with ``{"thinking": {"type": ...}}``. Leaving
+DeepSeek's V4-family models (``deepseek-flash``, ``deepseek-v4-pro``, the legacy
+``deepseek-v4-flash``, later ``deepseek-v5``...) switch thinking with ``{"thinking": {"type": ...}}``. Leaving
 it out hands the choice to a server default that has changed between releases;
 a thinking turn then comes back without ``reasoning_content`` and the next
 request's mandatory reasoning echo has nothing to send. So the flag is always
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["DeepSeekProfile", "is_deepseek_thinking_family"]
 
 _FAMILY = re.compile(r"(?:^|/)deepseek-v(\d+)", re.IGNORECASE)
+# DeepSeek's current names drop the version: deepseek-flash (V4.1 Flash) and
+# deepseek-pro; the legacy V3 aliases deepseek-chat / deepseek-reasoner keep fixed modes
+_UNVERSIONED = re.compile(r"(?:^|/)deepseek-(?:flash|pro)\b", re.IGNORECASE)
 
 # DeepSeek's efforts are low/medium/high/max: "xhigh" does not exist there
 # (hermes-behaviours 1.1: xhigh/max -> "max").
@@ -32,9 +35,11 @@ _EFFORT = {"minimal": "low", "low": "low", "medium": "medium", "high": "high",
 
 
 def is_deepseek_thinking_family(model: str) -> bool:
-    """V4 and later (``deepseek-v4-flash``, ``deepseek-ai/DeepSeek-V4-Pro``...)."""
+    """V4 and later (``deepseek-v4-flash``, ``deepseek-flash``, ``deepseek-ai/DeepSeek-V4-Pro``...)."""
     match = _FAMILY.search(model)
-    return bool(match) and int(match.group(1)) >= 4
+    if match:
+        return int(match.group(1)) >= 4
+    return bool(_UNVERSIONED.search(model))
 
 
 @dataclass(frozen=True, slots=True)
