@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -249,6 +249,7 @@ class Turn:
         self.errors: list[ModelwireError] = []
         self.ladder = LadderState(has_fallback=self.chain.has_after(0))
         self.strip = False
+        self.strip_schema = False
         self.held: Held | None = None
         self.plan_: Plan | None = None
         total = settings.timeouts.total
@@ -268,12 +269,14 @@ class Turn:
         self.plan_ = Plan(request, ep.base_url, self._timeouts(ep, len(request.body)), stream, ep)
         return self.plan_
 
-    def _encode(self, ep: Endpoint, secret: str | None, stream: bool, strip: bool) -> Any:
+    def _encode(self, ep: Endpoint, secret: str | None, stream: bool, strip: bool,
+                strip_schema: bool | None = None) -> Any:
         headers = ep.headers + self.settings.headers + tuple((self.options.headers or {}).items())
         target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers)
-        return ep.codec.encode_request(self._request(ep, stream, strip), target)
+        return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
 
-    def _request(self, ep: Endpoint, stream: bool, strip: bool) -> dict[str, Any]:
+    def _request(self, ep: Endpoint, stream: bool, strip: bool,
+                 strip_schema: bool | None = None) -> dict[str, Any]:
         opts = self.options
         messages = _strip_reasoning(self.messages) if strip else self.messages
         request: dict[str, Any] = {"model": ep.model_id, "messages": messages, "stream": stream}
@@ -281,6 +284,8 @@ class Turn:
             value = getattr(opts, name)
             if value is not None:
                 request[name] = value
+        if (self.strip_schema if strip_schema is None else strip_schema) and opts.tools:
+            request["tools"] = _strip_schemas(opts.tools)
         thinking = opts.thinking if opts.thinking is not None else ep.thinking
         if thinking is not None:
             request["thinking"] = thinking
@@ -386,7 +391,7 @@ class Turn:
         # error text is redacted by ModelwireError; the credential appears as its label only
         log.info("%s/%s: %s (%s) -> %s%s", ep.profile.name, ep.model_id, failure.kind,
                  type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "")
-        if kind == "strip_reasoning" and not self._strip_changes_body():
+        if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):
             kind = "raise"  # resending the same body can only get the same 400
         if kind == "refresh":
             refreshed = self.held is not None and self.endpoint.creds.refresh(self.held, error)
@@ -399,13 +404,16 @@ class Turn:
             self._raise(error)
         if kind == "fallback":
             return self._next_model(error, "fell_back")
-        outcome = {"strip_reasoning": "retried", "refresh": "refreshed", "rotate": "rotated",
-                   "retry": "retried"}[kind]
+        outcome = {"strip_reasoning": "retried", "strip_schema": "retried",
+                   "refresh": "refreshed", "rotate": "rotated", "retry": "retried"}[kind]
         self._record(outcome, error)
         self.release()
         if kind == "strip_reasoning":
             self.strip = True
             self.ladder = dataclasses.replace(self.ladder, stripped_reasoning=True)
+        elif kind == "strip_schema":
+            self.strip_schema = True
+            self.ladder = dataclasses.replace(self.ladder, stripped_schema=True)
         elif kind == "retry":
             self.ladder = dataclasses.replace(self.ladder, retries=self.ladder.retries + 1)
         if self.deadline is not None and time.monotonic() + action.wait > self.deadline:
@@ -432,13 +440,16 @@ class Turn:
             raise error
         raise FallbackExhaustedError(list(self.errors)) from error
 
-    def _strip_changes_body(self) -> bool:
+    def _strip_changes_body(self, kind: str) -> bool:
         plan = self.plan_
         if plan is None:
             return False
         ep = self.endpoint
         secret = self.held.secret if self.held is not None else None
-        stripped = self._encode(ep, secret, plan.stream, True)
+        if kind == "strip_reasoning":
+            stripped = self._encode(ep, secret, plan.stream, True)
+        else:
+            stripped = self._encode(ep, secret, plan.stream, self.strip, strip_schema=True)
         return bool(stripped.body != plan.request.body)
 
 
@@ -453,5 +464,15 @@ def _strip_reasoning(messages: list[Any]) -> list[Any]:
     return out
 
 
-def sleeper(fn: Callable[[float], Any] | None) -> Callable[[float], Any]:
-    return fn if fn is not None else time.sleep
+def _strip_schemas(tools: list[Any]) -> list[Any]:
+    """Copies of the tool specs with ``pattern``/``format`` removed from their schemas."""
+    from .providers.llamacpp import strip_grammar_keywords
+
+    out = []
+    for tool in tools:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("parameters"), dict):
+            fn = {**fn, "parameters": strip_grammar_keywords(fn["parameters"])}
+            tool = {**tool, "function": fn}
+        out.append(tool)
+    return out

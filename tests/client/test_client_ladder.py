@@ -312,3 +312,21 @@ def test_total_deadline_bounds_the_whole_call_across_retries(fake, sleeps):
         client.complete(HI)
     # the first attempt used up the deadline; no retry could start within it
     assert len(fake.requests) == 1
+
+
+def test_llamacpp_grammar_error_resends_once_without_pattern_and_format(fake, sleeps):
+    fake.push(Reply("status", status=400, body={"error": {
+        "code": 400, "type": "invalid_request_error",
+        "message": "JSON schema conversion failed: error parsing grammar: unknown format"}}))
+    tools = [{"type": "function", "function": {"name": "book", "parameters": {
+        "type": "object", "properties": {
+            "id": {"type": "string", "format": "uuid"},
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$"}}}}}]
+    with _client(fake, sleeps) as client:
+        done = client.complete(HI, tools=tools)
+    first, second = (r["body"]["tools"][0]["function"]["parameters"]["properties"]
+                     for r in fake.requests)
+    assert first["id"]["format"] == "uuid" and first["code"]["pattern"] == "^[A-Z]{3}$"
+    assert second == {"id": {"type": "string"}, "code": {"type": "string"}}
+    assert tools[0]["function"]["parameters"]["properties"]["id"]["format"] == "uuid"  # untouched
+    assert [a.outcome for a in done.attempts] == ["retried", "ok"]

@@ -74,6 +74,8 @@ CASES = [
      "not_found_error", None, "model_not_found", False),
     ("azure-deployment-not-found", 404, "The API deployment for this resource does not exist.",
      "DeploymentNotFound", None, "model_not_found", False),
+    ("llamacpp-grammar", 400, "error parsing grammar: unknown format 'uuid'", None, None,
+     "schema_400", False),
     ("bare-404-is-caller-error", 404, "Not Found", None, None, "bad_request", False),
     ("tool-output-missing", 400, "No tool output found for tool call call-a.",
      "invalid_request_error", None, "bad_request", False),

@@ -27,6 +27,11 @@ def test_signature_400_strips_once_then_raises():
     assert again.kind == "raise"
 
 
+def test_grammar_400_strips_schemas_once_then_raises():
+    assert decide(f("schema_400"), LadderState()).kind == "strip_schema"
+    assert decide(f("schema_400"), LadderState(stripped_schema=True)).kind == "raise"
+
+
 def test_oauth_auth_refreshes_once_then_rotates_then_falls_back():
     oauth = LadderState(oauth=True, pooled=True, other_credential=True, has_fallback=True)
     assert decide(f("auth", fault=True), oauth).kind == "refresh"

@@ -23,8 +23,8 @@ from ..errors import (
     ConnectError,
     ContentFilterError,
     ContextLengthError,
-    ModelNotFoundError,
     MessageError,
+    ModelNotFoundError,
     ModelwireError,
     OverloadedError,
     PermissionDeniedError,
@@ -44,6 +44,7 @@ __all__ = ["RETRYABLE", "RULES", "Failure", "FailureKind", "Rule", "classify"]
 
 FailureKind: TypeAlias = Literal[
     "signature_400",  # a thinking signature / encrypted reasoning the provider will not accept
+    "schema_400",  # llama.cpp could not compile a tool schema into its grammar
     "auth",  # 401/403: the key is wrong, revoked or lacks access
     "rate_limit",  # 429 or a 402 that says it resets: wait or use another key
     "billing",  # quota or credit exhausted: this key will not recover soon
@@ -152,6 +153,10 @@ RULES: tuple[Rule, ...] = (
     # Responses API: encrypted reasoning from another org/key fails to decrypt; same fix
     Rule("signature_400", "encrypted reasoning rejected", statuses=frozenset({400}),
          codes=frozenset({"invalid_encrypted_content"}), phrases=("encrypted content",)),
+    # llama.cpp compiles tool schemas to a GBNF grammar and rejects some `pattern` /
+    # `format` values (providers/llamacpp.py); the fix is one resend without them
+    Rule("schema_400", "llama.cpp grammar error", statuses=frozenset({400, 500}),
+         phrases=("error parsing grammar", "json-schema-to-grammar", "failed to parse grammar")),
     # Z.AI (GLM coding plan) answers 429 with code 1305 when the *service* is overloaded;
     # rotating keys only burns them (hermes #14038)
     Rule("overloaded", "Z.AI 1305: service overloaded", codes=frozenset({"1305"}),

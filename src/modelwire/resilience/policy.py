@@ -5,6 +5,8 @@ The ladder, in order (the credential pool uses the same one):
 1. ``signature_400``: strip the offending reasoning blocks and retry once (the
    caller must check the body really changed — hermes-agent#24401 "stripped
    all thinking blocks, retrying" resent the same body and got the same 400).
+   ``schema_400`` (llama.cpp grammar) likewise: tool schemas without
+   ``pattern``/``format``, once.
 2. ``auth`` on an OAuth credential: refresh once, retry.
 3. rate limit, billing or auth on a pooled credential, when another one is
    free: mark this one and retry at once with the next (rotations do not use
@@ -31,7 +33,9 @@ from .classify import Failure
 
 __all__ = ["Action", "ActionKind", "LadderState", "RetryPolicy", "backoff", "decide"]
 
-ActionKind: TypeAlias = Literal["strip_reasoning", "refresh", "rotate", "retry", "fallback", "raise"]
+ActionKind: TypeAlias = Literal[
+    "strip_reasoning", "strip_schema", "refresh", "rotate", "retry", "fallback", "raise"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,7 @@ class LadderState:
 
     retries: int = 0  # backoff retries used on this model
     stripped_reasoning: bool = False
+    stripped_schema: bool = False
     refreshed: bool = False
     oauth: bool = False  # the current credential is OAuth (refreshable)
     pooled: bool = False  # the current credential came from a pool (can be marked)
@@ -107,6 +112,11 @@ def decide(failure: Failure, state: LadderState, policy: RetryPolicy | None = No
         if not state.stripped_reasoning:
             return Action("strip_reasoning", reason="thinking signature rejected: strip and resend")
         return _give_up(state, "signature rejected again after stripping", fallback=False)
+    # (1b) llama.cpp could not compile a tool schema: resend once without pattern/format
+    if kind == "schema_400":
+        if not state.stripped_schema:
+            return Action("strip_schema", reason="tool schema grammar rejected: strip and resend")
+        return _give_up(state, "grammar rejected again after stripping", fallback=False)
     # (2) OAuth token may just have expired
     if kind == "auth" and state.oauth and not state.refreshed:
         return Action("refresh", reason="401 on an OAuth credential: refresh once")
