@@ -444,3 +444,20 @@ def test_response_ids_of_our_own_never_repeat_across_requests():
     assert responses.encode_response(bare)["id"] != responses.encode_response(bare)["id"]
     upstream = replace(bare, id="chatcmpl-123")
     assert responses.encode_response(upstream)["id"] == responses.encode_response(upstream)["id"]
+
+
+def test_arguments_of_a_call_never_announced_are_kept_and_named_at_its_end():
+    events, _ = decode(sse(
+        CREATED,
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": '{"a":'},
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": "1}"},
+        {"type": "response.output_item.done", "output_index": 0, "item": {**FC, "arguments": '{"a":1}'}},
+        COMPLETED))
+    from modelwire.accumulate import Accumulator
+
+    assert events[1] == ToolCallDelta(0, '{"a":')  # streamed as it came, not held to the end
+    acc = Accumulator()
+    for e in events:
+        acc.feed(e)
+    assert acc.result().tool_calls == [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}]

@@ -77,11 +77,12 @@ _QUIET_PREFIXES = (
 
 
 class _Call:
-    __slots__ = ("emitted", "index")
+    __slots__ = ("emitted", "index", "unnamed")
 
     def __init__(self, index: int) -> None:
         self.index = index
         self.emitted: list[str] = []  # argument fragments already passed on
+        self.unnamed = False
 
 
 class StreamDecoder:
@@ -157,8 +158,8 @@ class StreamDecoder:
             if data["delta"]:
                 out.append(TextDelta(_str(data["delta"])))
         elif kind == "response.function_call_arguments.delta":
-            call = self._call_for(data)
-            if call is not None and data["delta"]:
+            call = self._call_for(data) or self._unannounced_call(data, out)
+            if data["delta"]:
                 call.emitted.append(_str(data["delta"]))
                 out.append(ToolCallDelta(call.index, data["delta"]))
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
@@ -221,6 +222,15 @@ class StreamDecoder:
             call = self._calls.get(("item", data.get("item_id")))
         return call
 
+    def _unannounced_call(self, data: dict[str, Any], out: list[StreamEvent]) -> _Call:
+        # arguments for an item never announced by output_item.added: streamed on
+        # in a slot of their own (never dropped: litellm#20711); the name and call
+        # id arrive with output_item.done
+        self._item_added({"type": "function_call", "id": data.get("item_id")}, data.get("output_index"), out)
+        call = self._calls[("out", data.get("output_index"))]
+        call.unnamed = True
+        return call
+
     def _item_added(self, item: dict[str, Any], output_index: Any, out: list[StreamEvent]) -> None:
         if item.get("type") != "function_call":
             return
@@ -252,6 +262,9 @@ class StreamDecoder:
                 self._item_added(item, output_index, out)
                 call = self._calls[("out", output_index)]
             else:
+                if call.unnamed:  # the accumulator fills an empty id and name from a later start
+                    out.append(ToolCallStart(call.index, _str(item.get("call_id") or ""),
+                                             _str(item.get("name") or "")))
                 self._finish_arguments(call, item.get("arguments"), out)
             out.append(ToolCallEnd(call.index))
         elif kind == "message":
