@@ -26,7 +26,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from ._client_core import Options, Plan, Settings, Turn
+from ._client_core import Options, Plan, Settings
+from ._client_turn import Turn
 from .accumulate import Accumulator
 from .errors import ModelwireError
 from .events import StreamError

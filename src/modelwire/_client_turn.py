@@ -1,0 +1,277 @@
+"""One ``complete``/``stream`` call's books: :class:`Turn` prepares and encodes each
+attempt for the current model of the chain, and walks the resilience ladder on each
+failure (attempts, errors, ladder state, credential outcomes, fallback position).
+
+No I/O: :mod:`modelwire.client` sends what :meth:`Turn.plan` returns and reports back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from ._client_core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
+from ._client_creds import Held
+from .codecs._target import Target
+from .completion import Attempt, Completion
+from .errors import (
+    CredentialError,
+    FallbackExhaustedError,
+    ModelwireError,
+    PoolExhaustedError,
+    ProviderError,
+)
+from .messages import prepare_conversation
+from .resilience import Failure, LadderState, classify, decide
+from .transport import Timeouts
+
+__all__ = ["Turn"]
+
+log = logging.getLogger("modelwire.client")
+
+
+class Turn:
+    """The books of one ``complete``/``stream`` call across attempts and models."""
+
+    def __init__(self, settings: Settings, messages: list[Any], options: Options,
+                 *, stream: bool) -> None:
+        self.settings = settings
+        self.options = options
+        self.want_stream = stream
+        self.chain = settings.chain()
+        self.position = 0
+        self.messages = prepare_conversation(messages)
+        self.attempts: list[Attempt] = []
+        self.errors: list[ModelwireError] = []
+        self.ladder = LadderState(has_fallback=self.chain.has_after(0))
+        self.strip = False
+        self.strip_schema = False
+        self.held: Held | None = None
+        self.plan_: Plan | None = None
+        total = settings.timeouts.total
+        self.deadline = None if total is None else time.monotonic() + total
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.chain.entries[self.position][1]
+
+    # ------------------------------------------------------------- planning
+    def plan(self) -> Plan:
+        """Lease a credential and encode the request for the current endpoint."""
+        ep = self.endpoint
+        self.held = ep.creds.acquire()
+        stream = self.want_stream or ep.profile.stream_only
+        request = self._encode(ep, self.held.secret, stream, self.strip)
+        self.plan_ = Plan(request, ep.base_url, self._timeouts(ep, len(request.body)), stream, ep)
+        return self.plan_
+
+    def _encode(self, ep: Endpoint, secret: str | None, stream: bool, strip: bool,
+                strip_schema: bool | None = None) -> Any:
+        headers = ep.headers + self.settings.headers + tuple((self.options.headers or {}).items())
+        target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers)
+        return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
+
+    def _request(self, ep: Endpoint, stream: bool, strip: bool,
+                 strip_schema: bool | None = None) -> dict[str, Any]:
+        opts = self.options
+        messages = _strip_reasoning(self.messages) if strip else self.messages
+        request: dict[str, Any] = {"model": ep.model_id, "messages": messages, "stream": stream}
+        for name in OPTION_FIELDS:
+            value = getattr(opts, name)
+            if value is not None:
+                request[name] = value
+        if (self.strip_schema if strip_schema is None else strip_schema) and opts.tools:
+            request["tools"] = _strip_schemas(opts.tools)
+        thinking = opts.thinking if opts.thinking is not None else ep.thinking
+        if thinking is not None:
+            request["thinking"] = thinking
+        if ep.extra or opts.extra:
+            request["extra"] = {**ep.extra, **(opts.extra or {})}
+        return request
+
+    def _timeouts(self, ep: Endpoint, body_size: int) -> Timeouts:
+        t = self.settings.timeouts
+        if not self.settings.explicit_timeouts:
+            if ep.profile.local:
+                t = dataclasses.replace(t, stale=None)  # local servers may think for ages
+            elif t.stale is not None:
+                # reasoning models and very long prompts go quiet for minutes before
+                # the first token (hermes: >=240 s above 50k tokens, 300 s above 100k)
+                tokens = body_size // 4
+                floor = 300.0 if (self.options.thinking or ep.thinking or tokens > 100_000) \
+                    else 240.0 if tokens > 50_000 else 0.0
+                if floor > t.stale:
+                    t = dataclasses.replace(t, stale=floor)
+        if self.deadline is not None:
+            t = dataclasses.replace(t, total=max(0.001, self.deadline - time.monotonic()))
+        return t
+
+    # -------------------------------------------------------------- results
+    def decoder(self) -> Any:
+        ep = self.endpoint
+        return ep.codec.StreamDecoder(issuer=ep.profile.issuer or None)
+
+    def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelwireError:
+        ep = self.endpoint
+        error = ep.codec.decode_error(status, headers, body)
+        if isinstance(error, ProviderError):
+            error.provider = error.provider or ep.profile.name
+            error.model = error.model or ep.model_id
+        return error
+
+    def decode_response(self, body: bytes) -> Completion:
+        ep = self.endpoint
+        return ep.codec.decode_response(body, issuer=ep.profile.issuer or None)  # type: ignore[no-any-return]
+
+    def succeed(self, completion: Completion, *, interrupted: bool = False) -> Completion:
+        """Record the attempt, report and release the credential, fill in the facts."""
+        ep = self.endpoint
+        held = self.held
+        if held is not None and not interrupted:
+            ep.creds.succeeded(held)
+        self._record("interrupted" if interrupted else "ok", None)
+        self.release()
+        return dataclasses.replace(
+            completion, provider=ep.profile.name, model=completion.model or ep.model_id,
+            attempts=tuple(self.attempts), interrupted=interrupted or completion.interrupted,
+        )
+
+    def release(self) -> None:
+        if self.held is not None:
+            self.endpoint.creds.release(self.held)
+            self.held = None
+
+    def _record(self, outcome: Any, error: BaseException | None) -> None:
+        ep = self.endpoint
+        label = self.held.label if self.held is not None else None
+        text = f"{type(error).__name__}: {error}" if error is not None else None
+        self.attempts.append(Attempt(ep.profile.name, ep.model_id, outcome, text, label))
+
+    # -------------------------------------------------------------- failures
+    def failed_after_start(self, error: ModelwireError, partial: Completion) -> ModelwireError:
+        """A failure after events reached the caller: no retry, the error carries ``partial``."""
+        self._record("failed", error)
+        self.release()
+        error.partial = dataclasses.replace(
+            partial, provider=self.endpoint.profile.name, attempts=tuple(self.attempts)
+        )
+        return error
+
+    def fail(self, error: ModelwireError) -> float:
+        """Walk the ladder for ``error``: returns the seconds to wait before the next
+        attempt, or raises (the error, or :class:`FallbackExhaustedError`)."""
+        ep = self.endpoint
+        self.errors.append(error)
+        if isinstance(error, PoolExhaustedError):
+            # every key cooling: like a rate limit on this model, with the pool's ETA as hint
+            failure = Failure("rate_limit", provider=ep.profile.name, reason="pool exhausted",
+                              retry_after=getattr(error, "retry_after", None), error=error)
+            return self._apply(decide(failure, self.ladder, self.settings.retry), failure, error)
+        if isinstance(error, CredentialError):  # no key here: the next model may have one
+            return self._next_model(error, "failed")
+        failure = classify(error, ep.profile)
+        held = self.held
+        if held is not None:
+            self.ladder = dataclasses.replace(
+                self.ladder, oauth=held.oauth, pooled=held.pooled,
+                other_credential=held.pooled and ep.creds.other_available(held),
+            )
+        action = decide(failure, self.ladder, self.settings.retry)
+        if held is not None:
+            ep.creds.failed(held, failure, action.kind)
+        return self._apply(action, failure, error)
+
+    def _apply(self, action: Any, failure: Failure, error: ModelwireError) -> float:
+        kind = action.kind
+        ep = self.endpoint
+        # error text is redacted by ModelwireError; the credential appears as its label only
+        log.info("%s/%s: %s (%s) -> %s%s", ep.profile.name, ep.model_id, failure.kind,
+                 type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "")
+        if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):
+            kind = "raise"  # resending the same body can only get the same 400
+        if kind == "refresh":
+            refreshed = self.held is not None and self.endpoint.creds.refresh(self.held, error)
+            self.ladder = dataclasses.replace(self.ladder, refreshed=True)
+            if not refreshed:
+                return self.fail_again(failure, error)
+        if kind == "raise":
+            self._record("failed", error)
+            self.release()
+            self._raise(error)
+        if kind == "fallback":
+            return self._next_model(error, "fell_back")
+        outcome = {"strip_reasoning": "retried", "strip_schema": "retried",
+                   "refresh": "refreshed", "rotate": "rotated", "retry": "retried"}[kind]
+        self._record(outcome, error)
+        self.release()
+        if kind == "strip_reasoning":
+            self.strip = True
+            self.ladder = dataclasses.replace(self.ladder, stripped_reasoning=True)
+        elif kind == "strip_schema":
+            self.strip_schema = True
+            self.ladder = dataclasses.replace(self.ladder, stripped_schema=True)
+        elif kind == "retry":
+            self.ladder = dataclasses.replace(self.ladder, retries=self.ladder.retries + 1)
+        if self.deadline is not None and time.monotonic() + action.wait > self.deadline:
+            self._raise(error)  # the total deadline would pass while waiting
+        return float(action.wait)
+
+    def fail_again(self, failure: Failure, error: ModelwireError) -> float:
+        """The refresh did not help: decide again, now with ``refreshed`` set."""
+        return self._apply(decide(failure, self.ladder, self.settings.retry), failure, error)
+
+    def _next_model(self, error: ModelwireError, outcome: Any) -> float:
+        self._record(outcome if self.chain.has_after(self.position) else "failed", error)
+        self.release()
+        if not self.chain.has_after(self.position):
+            self._raise(error)
+        self.position += 1
+        self.strip = False
+        self.ladder = LadderState(has_fallback=self.chain.has_after(self.position))
+        return 0.0
+
+    def _raise(self, error: ModelwireError) -> NoReturn:
+        """The primary alone: its own error. After a fallback: every attempt's error."""
+        if self.position == 0:
+            raise error
+        raise FallbackExhaustedError(list(self.errors)) from error
+
+    def _strip_changes_body(self, kind: str) -> bool:
+        plan = self.plan_
+        if plan is None:
+            return False
+        ep = self.endpoint
+        secret = self.held.secret if self.held is not None else None
+        if kind == "strip_reasoning":
+            stripped = self._encode(ep, secret, plan.stream, True)
+        else:
+            stripped = self._encode(ep, secret, plan.stream, self.strip, strip_schema=True)
+        return bool(stripped.body != plan.request.body)
+
+
+def _strip_reasoning(messages: list[Any]) -> list[Any]:
+    """Copies of the messages without provider-native reasoning blocks (signatures,
+    encrypted content): what a rejected-signature 400 complains about."""
+    out = []
+    for msg in messages:
+        if msg.get("role") == "assistant" and msg.get("reasoning_details"):
+            msg = {k: v for k, v in msg.items() if k != "reasoning_details"}
+        out.append(msg)
+    return out
+
+
+def _strip_schemas(tools: list[Any]) -> list[Any]:
+    """Copies of the tool specs with ``pattern``/``format`` removed from their schemas."""
+    from .providers.llamacpp import strip_grammar_keywords
+
+    out = []
+    for tool in tools:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("parameters"), dict):
+            fn = {**fn, "parameters": strip_grammar_keywords(fn["parameters"])}
+            tool = {**tool, "function": fn}
+        out.append(tool)
+    return out
