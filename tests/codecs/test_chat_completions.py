@@ -129,13 +129,20 @@ def test_echo_none_strips_every_reasoning_field() -> None:
 def test_echo_reasoning_content_sends_own_reasoning_only() -> None:
     assert echo("reasoning_content", tool_turn("mine", [OWN]))["reasoning_content"] == "mine"
     assert "reasoning_content" not in echo("reasoning_content", tool_turn("theirs", [FOREIGN]))
-    # reasoning with no provenance is the caller's own history: trusted
-    assert echo("reasoning_content", tool_turn("typed by caller"))["reasoning_content"] == "typed by caller"
+    # text with no block says nothing about who wrote it: never sent as the endpoint's own
+    assert "reasoning_content" not in echo("reasoning_content", tool_turn("typed by caller"))
+    # a client's echo through decode_request is tagged with the issuer it came from
+    req = cc.decode_request({"model": "m", "messages": convo(tool_turn("echoed"))["messages"]}, issuer="deepseek")
+    assert req["messages"][1]["reasoning_details"] == [
+        {"issuer": "deepseek", "block": {"type": "reasoning_content", "text": "echoed"}}]
+    profile = ProviderProfile("deepseek", issuer="deepseek", reasoning_echo="reasoning_content")
+    assert body_for(req, profile)["messages"][1]["reasoning_content"] == "echoed"
 
 
 def test_echo_required_pads_tool_call_turns_with_a_single_space() -> None:
     assert echo("required", tool_turn("mine", [OWN]))["reasoning_content"] == "mine"
     assert echo("required", tool_turn("theirs", [FOREIGN]))["reasoning_content"] == " "  # never leaked
+    assert echo("required", tool_turn("unknown origin"))["reasoning_content"] == " "
     assert echo("required", tool_turn())["reasoning_content"] == " "
     assert echo("required", tool_turn(""))["reasoning_content"] == " "  # DeepSeek V4 rejects ""
     assert "reasoning_content" not in echo("required", tool_turn(calls=False))

@@ -150,8 +150,10 @@ def test_reasoning_fields_in_deltas_become_reasoning() -> None:
         chunk({}, "stop"),
     ), issuer="deepseek")
     assert events == [
-        ReasoningDelta("think "), ReasoningDelta("more"), TextDelta("answer"),
-        ReasoningBlock("deepseek", {"type": "reasoning_content", "text": "think more"}), Finish("stop"),
+        ReasoningDelta("think "), ReasoningDelta("more"),
+        # the block is complete when the answer starts, not at the end of the stream
+        ReasoningBlock("deepseek", {"type": "reasoning_content", "text": "think more"}),
+        TextDelta("answer"), Finish("stop"),
     ]
 
 
@@ -186,7 +188,8 @@ def test_mistral_thinking_parts_are_reasoning() -> None:
         chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}]}),
         chunk({"content": "4"}), chunk({}, "stop"),
     ))
-    assert events[:2] == [ReasoningDelta("hmm"), TextDelta("4")]
+    assert events[:3] == [ReasoningDelta("hmm"), ReasoningBlock("openai", {"type": "reasoning_content",
+                                                                          "text": "hmm"}), TextDelta("4")]
 
 
 def test_refusal_deltas() -> None:
@@ -424,10 +427,11 @@ def test_gemini_signatures_survive_a_stream_and_go_back_on_their_call() -> None:
     assert "reasoning_details" not in sent
     other = json.loads(cc.encode_request(history, Target(ProviderProfile("openai", issuer="openai"), "g")).body)
     assert "extra_content" not in other["messages"][1] and "extra_content" not in other["messages"][1]["tool_calls"][0]
-    # and the gateway hands them to a Chat Completions client where Gemini would
+    # a Chat Completions client (through the gateway) gets them with their issuer,
+    # so its echo goes back to Gemini and nowhere else
     body = cc.encode_response(fold(events))
-    assert body["choices"][0]["message"]["tool_calls"][0]["extra_content"] == SIG
-    assert cc.decode_response(body, issuer="gemini").message == msg
+    assert body["choices"][0]["message"]["reasoning_details"] == msg["reasoning_details"]
+    assert cc.decode_response(body).message == msg
 
 
 def test_gemini_non_stream_signature_with_an_empty_call_id() -> None:
@@ -448,3 +452,18 @@ def test_sse_error_events_and_unknown_events() -> None:
     assert dec.unknown_events == 1
     assert isinstance(events[-1], StreamError) and isinstance(events[-1].error, ServerError)
     assert str(events[-1].error) == "upstream timed out"
+
+
+def test_reasoning_blocks_keep_their_issuer_through_a_chat_client() -> None:
+    """The gateway's Chat Completions door: blocks leave tagged and come back tagged."""
+    thinking = {"type": "thinking", "thinking": "t", "signature": "EqUD"}
+    enc = cc.StreamEncoder(model="m")
+    data = b"".join(enc.feed(e) for e in [ReasoningDelta("t"), ReasoningBlock("anthropic", thinking),
+                                          TextDelta("hi"), Finish("stop")]) + enc.close()
+    events = decode(data)  # the decoder's own issuer does not overwrite a tagged block
+    assert ReasoningBlock("anthropic", thinking) in events
+    msg = fold(events).message
+    echoed = cc.decode_request({"model": "m", "messages": [{"role": "user", "content": "q"},
+                                                           cc.encode_response(fold(events))["choices"][0]["message"]]})
+    assert echoed["messages"][1]["reasoning_details"] == msg["reasoning_details"] == [
+        {"issuer": "anthropic", "block": thinking}]

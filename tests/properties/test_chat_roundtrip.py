@@ -168,13 +168,13 @@ def event_streams(draw: st.DrawFn) -> list[Any]:
     events: list[Any] = []
     reasoning = draw(st.lists(TEXT.filter(bool), max_size=3))
     events += [ReasoningDelta(r) for r in reasoning]
+    if reasoning:  # complete once the answer starts
+        events.append(ReasoningBlock("openai", {"type": "reasoning_content", "text": "".join(reasoning)}))
     events += [TextDelta(t) for t in draw(st.lists(TEXT.filter(bool), max_size=3))]
     n_calls = draw(st.integers(0, 3))
     for i in range(n_calls):
         events.append(ToolCallStart(i, draw(CALL_ID), draw(NAME)))
         events += [ToolCallDelta(i, a) for a in draw(st.lists(TEXT.filter(bool), max_size=3))]
-    if reasoning:
-        events.append(ReasoningBlock("openai", {"type": "reasoning_content", "text": "".join(reasoning)}))
     events += [ToolCallEnd(i) for i in range(n_calls)]
     events.append(Finish("tool_calls" if n_calls else draw(st.sampled_from(["stop", "length"]))))
     if draw(st.booleans()):

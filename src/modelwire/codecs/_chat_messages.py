@@ -223,12 +223,11 @@ def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str 
         # our synthetic reasoning_content blocks are not OpenRouter items.
         return None, [d["block"] for d in own
                       if d["block"].get("type") not in (SYNTHETIC_REASONING, GEMINI_SIGNATURE)]
-    text = msg.get("reasoning_content")
-    if not isinstance(text, str):
-        text = msg.get("reasoning") if isinstance(msg.get("reasoning"), str) else None
-    # Reasoning from another issuer is never leaked to this one (hermes #15748);
-    # text with no details at all is the caller's own history: trusted.
-    if details and not own:
+    text = reasoning_text(msg)
+    # Reasoning goes back only with a block from an issuer this endpoint accepts:
+    # text from another provider is never leaked to this one (hermes #15748), and
+    # text beside a seal the gateway could not open is the client's, not ours.
+    if not own:
         text = None
     if policy == "reasoning_content":
         return (text if text else None), []
@@ -238,6 +237,13 @@ def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str 
     if msg.get("tool_calls"):
         return (text if text and text.strip() else " "), []
     return (text if text else None), []
+
+
+def reasoning_text(msg: dict[str, Any]) -> str | None:
+    text = msg.get("reasoning_content")
+    if not isinstance(text, str):
+        text = msg.get("reasoning") if isinstance(msg.get("reasoning"), str) else None
+    return text
 
 
 def _tool(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds,

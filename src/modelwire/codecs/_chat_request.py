@@ -12,7 +12,7 @@ from ..errors import MessageError, ProtocolError
 from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
 from ._chat_common import DEFAULT_ISSUER, dumps, loads
-from ._chat_messages import encode_messages, wrap_details
+from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
 from ._target import EncodedRequest, Target
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
@@ -222,10 +222,22 @@ def _decode_messages(messages: list[Any], issuer: str) -> list[Any]:
             raise MessageError(f"messages[{i}].tool_call_id must be a string", index=i)
         if msg.get("tool_calls") is not None and not isinstance(msg["tool_calls"], list):
             raise MessageError(f"messages[{i}].tool_calls must be a list", index=i)
-        if role == "assistant" and "reasoning_details" in msg:
-            msg = {**msg, "reasoning_details": wrap_details(msg["reasoning_details"], issuer)}
+        if role == "assistant":
+            msg = _tag_reasoning(msg, issuer)
         out.append(dict(msg))
     return out
+
+
+def _tag_reasoning(msg: dict[str, Any], issuer: str) -> dict[str, Any]:
+    """Reasoning a client echoes carries its issuer, as in a decoded response:
+    OpenRouter-style items wrapped, plain reasoning text as one synthetic block."""
+    details = wrap_details(msg.get("reasoning_details"), issuer)
+    text = reasoning_text(msg)
+    if text and not details:
+        details = [{"issuer": issuer, "block": {"type": SYNTHETIC_REASONING, "text": text}}]
+    if not details:
+        return msg
+    return {**msg, "reasoning_details": details}
 
 
 def _decode_fields(data: Mapping[str, Any], req: Request, metadata: dict[str, Any]) -> None:

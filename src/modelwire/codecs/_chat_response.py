@@ -25,7 +25,7 @@ from ._chat_common import (
     usage_from_wire,
     usage_to_wire,
 )
-from ._chat_messages import GEMINI_SIGNATURE, SYNTHETIC_REASONING, gemini_block, wrap_details
+from ._chat_messages import SYNTHETIC_REASONING, gemini_block, wrap_details
 
 
 # ------------------------------------------------------------------------ decode
@@ -173,41 +173,30 @@ def encode_response(completion: Completion, request: Any = None, *, created: int
 
 
 def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Our assistant message -> the wire. ``reasoning_details`` entries go out in
+    our ``{"issuer", "block"}`` form: a client that echoes them back (through
+    the gateway's Chat Completions door) hands each block back with its issuer,
+    so every upstream gets its own reasoning again and nobody else's."""
     content = message.get("content")
     if isinstance(content, list):
         content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
     out: dict[str, Any] = {"role": "assistant", "content": content, "refusal": message.get("refusal")}
     if isinstance(message.get("reasoning_content"), str):
         out["reasoning_content"] = message["reasoning_content"]
-    blocks = native_blocks(message.get("reasoning_details"))
-    if blocks:
-        out["reasoning_details"] = blocks
+    details = tagged_details(message.get("reasoning_details"))
+    if details:
+        out["reasoning_details"] = details
     calls = message.get("tool_calls")
     if calls:
         out["tool_calls"] = [{k: v for k, v in c.items() if k in ("id", "type", "function")} for c in calls]
-    # Gemini signatures go back where Gemini puts them: on the call, or the message
-    by_id = {c["id"]: c for c in out.get("tool_calls", [])}
-    for block in _blocks(message.get("reasoning_details"), GEMINI_SIGNATURE):
-        call = by_id.get(block.get("tool_call_id"))
-        if call is not None:
-            call["extra_content"] = block.get("extra_content")
-        elif "tool_call_id" not in block:
-            out["extra_content"] = block.get("extra_content")
     return out
 
 
-def _blocks(details: Any, type_: str | None = None) -> list[dict[str, Any]]:
+def tagged_details(details: Any) -> list[dict[str, Any]]:
     if not isinstance(details, list):
         return []
-    blocks = [d["block"] for d in details if isinstance(d, Mapping) and isinstance(d.get("block"), Mapping)]
-    return [b for b in blocks if type_ is None or b.get("type") == type_]
-
-
-def native_blocks(details: Any) -> list[dict[str, Any]]:
-    """The provider-native blocks to show a Chat Completions client in
-    ``reasoning_details`` (ours are elsewhere: synthetic reasoning_content blocks
-    in ``reasoning_content``, Gemini signatures in ``extra_content``)."""
-    return [b for b in _blocks(details) if b.get("type") not in (SYNTHETIC_REASONING, GEMINI_SIGNATURE)]
+    return [{"issuer": d.get("issuer") or "", "block": d["block"]} for d in details
+            if isinstance(d, Mapping) and isinstance(d.get("block"), Mapping)]
 
 
 def _default_id(model: str, message: Mapping[str, Any]) -> str:

@@ -28,7 +28,7 @@ from ..events import (
 from ..messages import ThinkTagSplitter
 from ..types import Request
 from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire, usage_to_wire
-from ._chat_messages import GEMINI_SIGNATURE, SYNTHETIC_REASONING, gemini_block
+from ._chat_messages import SYNTHETIC_REASONING, gemini_block
 from ._chat_response import stream_error
 from ._sse import SSEDecoder
 
@@ -70,7 +70,7 @@ class StreamDecoder:
         self._by_wire: dict[int, _Call] = {}
         self._by_id: dict[str, _Call] = {}
         self._reasoning: list[str] = []
-        self._details: list[dict[str, Any]] = []
+        self._details: list[tuple[str, dict[str, Any]]] = []  # (issuer, block)
         self._detail_at: dict[tuple[Any, Any], dict[str, Any]] = {}
         self._splitter: ThinkTagSplitter | None = ThinkTagSplitter() if think_tags else None
         self._usage: Mapping[str, Any] | None = None
@@ -199,6 +199,8 @@ class StreamDecoder:
                 self._parts(content)
         refusal = delta.get("refusal")
         if isinstance(refusal, str) and refusal:
+            if self._reasoning or self._details:
+                self._close_reasoning()
             out.append(RefusalDelta(refusal))
         calls = delta.get("tool_calls")
         if calls:
@@ -210,10 +212,14 @@ class StreamDecoder:
         # the one place inline <think> tags are separated from the answer
         splitter = self._splitter
         if splitter is None or self._finished:
+            if self._reasoning or self._details:
+                self._close_reasoning()
             self._out.append(TextDelta(text))
             return
         pieces = splitter.feed(text)
         if len(pieces) == 1 and pieces[0][0] == "text":
+            if self._reasoning or self._details:
+                self._close_reasoning()
             self._out.append(TextDelta(pieces[0][1]))
         elif pieces:
             self._pieces(pieces)
@@ -221,6 +227,8 @@ class StreamDecoder:
     def _pieces(self, pieces: list[tuple[str, str]]) -> None:
         for kind, piece in pieces:
             if kind == "text":
+                if self._reasoning or self._details:
+                    self._close_reasoning()
                 self._out.append(TextDelta(piece))
             else:
                 self._reasoning.append(piece)
@@ -248,11 +256,15 @@ class StreamDecoder:
         for item in items:
             if not isinstance(item, dict):
                 continue
+            if len(item) == 2 and "issuer" in item and isinstance(item.get("block"), dict):
+                # our own {"issuer", "block"} form (a modelwire gateway): whole, never joined
+                self._details.append((str(item["issuer"]), item["block"]))
+                continue
             key = (item.get("index"), item.get("type"))
             cur = self._detail_at.get(key)
             if cur is None:
                 cur = self._detail_at[key] = dict(item)
-                self._details.append(cur)
+                self._details.append((self.issuer, cur))
                 continue
             for k, v in item.items():
                 if k in _JOINED and isinstance(v, str) and isinstance(cur.get(k), str):
@@ -310,11 +322,28 @@ class StreamDecoder:
             self._out.append(ToolCallDelta(call.ordinal, args))
 
     def _start(self, call: _Call) -> None:
+        if self._reasoning or self._details:
+            self._close_reasoning()
         call.started = True
         self._out.append(ToolCallStart(call.ordinal, call.id, call.name))
         if call.held:
             self._out.append(ToolCallDelta(call.ordinal, "".join(call.held)))
             call.held = []
+
+    def _close_reasoning(self) -> None:
+        """Reasoning is complete once the answer (text, a call, a refusal) starts:
+        emit its blocks now, so an encoder that must close a thinking block
+        before the text (Anthropic's signature_delta) has them in time. Reasoning
+        that resumes later opens new blocks."""
+        if self._details:
+            for issuer, block in self._details:
+                self._out.append(ReasoningBlock(issuer, block))
+            self._details = []
+            self._detail_at = {}
+        elif self._reasoning:
+            self._out.append(ReasoningBlock(self.issuer, {"type": SYNTHETIC_REASONING,
+                                                          "text": "".join(self._reasoning)}))
+        self._reasoning = []
 
     def _finish(self, native: Any) -> None:
         """The turn ended: flush held text, finished reasoning blocks, end every
@@ -323,11 +352,7 @@ class StreamDecoder:
         if self._splitter is not None:
             self._pieces(self._splitter.close())
         out = self._out
-        for detail in self._details:
-            out.append(ReasoningBlock(self.issuer, detail))
-        if not self._details and self._reasoning:
-            out.append(ReasoningBlock(self.issuer, {"type": SYNTHETIC_REASONING,
-                                                    "text": "".join(self._reasoning)}))
+        self._close_reasoning()
         for call in self._calls:
             if call.signature is not None:
                 out.append(ReasoningBlock(self.issuer, gemini_block(call.signature, call.id)))
@@ -362,7 +387,6 @@ class StreamEncoder:
         options = ((request or {}).get("metadata") or {}).get("stream_options") or {}
         self._include_usage = request is None or bool(options.get("include_usage"))
         self._started = False
-        self._call_index: dict[str, int] = {}
         self._usage: dict[str, Any] | None = None
         self._errored = False
         self._closed = False
@@ -394,24 +418,15 @@ class StreamEncoder:
             return self._chunk({"reasoning_content": text}) if text else b""
         if t is ToolCallStart:
             call_id = event.id or self._call_id(event)  # type: ignore[union-attr,arg-type]
-            self._call_index[call_id] = event.index  # type: ignore[union-attr]
             return self._chunk({"tool_calls": [{
                 "index": event.index, "id": call_id, "type": "function",  # type: ignore[union-attr]
                 "function": {"name": event.name, "arguments": ""}}]})  # type: ignore[union-attr]
         if t is RefusalDelta:
             return self._chunk({"refusal": event.text})  # type: ignore[union-attr]
         if t is ReasoningBlock:
-            block = event.block  # type: ignore[union-attr]
-            kind = block.get("type")
-            if kind == SYNTHETIC_REASONING:
-                return b""  # its text already went out as reasoning_content deltas
-            if kind == GEMINI_SIGNATURE:  # where Gemini puts it: on the call or the message
-                index = self._call_index.get(block.get("tool_call_id"))  # type: ignore[arg-type]
-                if index is not None:
-                    return self._chunk({"tool_calls": [{"index": index,
-                                                        "extra_content": block.get("extra_content")}]})
-                return self._chunk({"extra_content": block.get("extra_content")})
-            return self._chunk({"reasoning_details": [block]})
+            # every block, ours included, in the {"issuer", "block"} form decoders keep
+            return self._chunk({"reasoning_details": [{"issuer": event.issuer,  # type: ignore[union-attr]
+                                                       "block": event.block}]})  # type: ignore[union-attr]
         if t is Finish:
             return self._chunk({}, event.reason)  # type: ignore[union-attr]
         if t is UsageEvent:
