@@ -274,9 +274,11 @@ async def run_async(base: str, n: int) -> dict[str, dict[str, Any]]:
     try:
         import openai
 
-        oc = openai.AsyncOpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
-        out["openai"] = await async_phase("openai AsyncOpenAI", lambda: oc.chat.completions.create(
-            model="bench-1", messages=MSGS), max(200, n // 4))
+        async with openai.AsyncOpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0) as oc:
+            out["openai"] = await async_phase(
+                "openai AsyncOpenAI",
+                lambda: oc.chat.completions.create(model="bench-1", messages=MSGS),
+                max(200, n // 4))
     except ImportError:
         _skip("openai AsyncOpenAI", "not installed")
     return out

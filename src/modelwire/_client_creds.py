@@ -43,6 +43,8 @@ class CredentialSource(Protocol):
     def release(self, held: Held) -> None: ...
     def other_available(self, held: Held) -> bool: ...
     def refresh(self, held: Held, error: Any = None) -> bool: ...
+    def renew_every(self, held: Held) -> float | None: ...
+    def renew(self, held: Held) -> None: ...
 
 
 class FixedKey:
@@ -68,6 +70,12 @@ class FixedKey:
 
     def refresh(self, held: Held, error: Any = None) -> bool:
         return False
+
+    def renew_every(self, held: Held) -> float | None:
+        return None  # nothing leased, nothing to renew
+
+    def renew(self, held: Held) -> None:
+        pass
 
 
 class EnvKey(FixedKey):
@@ -152,6 +160,15 @@ class PoolKey:
         current = getattr(getattr(held.lease, "credential", None), "id", None)
         now = pool.clock.time()
         return any(c.id != current and c.is_available(now) for c in pool.credentials())
+
+    def renew_every(self, held: Held) -> float | None:
+        """Seconds between lease renewals during a long stream (half the lease TTL), so
+        a stream longer than the TTL keeps its lease; a crashed process's still expires."""
+        return float(self.pool.lease_ttl) / 2 if held.lease is not None else None
+
+    def renew(self, held: Held) -> None:
+        if held.lease is not None:
+            held.lease.renew()
 
     def refresh(self, held: Held, error: Any = None) -> bool:
         """Report the 401: the pool refreshes an OAuth credential (single-use refresh

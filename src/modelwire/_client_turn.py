@@ -139,6 +139,18 @@ class Turn:
             attempts=tuple(self.attempts), interrupted=interrupted or completion.interrupted,
         )
 
+    def renew_at(self) -> float | None:
+        """Monotonic time of the next lease renewal (``None``: no lease to renew)."""
+        held = self.held
+        every = self.endpoint.creds.renew_every(held) if held is not None else None
+        return None if every is None else time.monotonic() + every
+
+    def renew(self) -> float | None:
+        """Renew the lease now; returns when to renew next."""
+        if self.held is not None:
+            self.endpoint.creds.renew(self.held)
+        return self.renew_at()
+
     def release(self) -> None:
         if self.held is not None:
             self.endpoint.creds.release(self.held)

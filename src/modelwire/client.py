@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
@@ -158,8 +159,6 @@ class Client(_Base):
 
 
 def _sync_sleep(seconds: float) -> None:
-    import time
-
     time.sleep(seconds)
 
 
@@ -254,11 +253,14 @@ class Stream:
     def _events(self, resp: Any, acc: Accumulator) -> Iterator[StreamEvent]:
         decoder = self._turn.decoder()
         interrupt = self._interrupt
+        renew_at = self._turn.renew_at()
         for chunk in resp.iter_chunks():
             if interrupt is not None and interrupt.is_set():
                 resp.close()  # at once: no more tokens are generated for us
                 self._interrupted()
                 return
+            if renew_at is not None and time.monotonic() > renew_at:
+                renew_at = self._turn.renew()  # a stream longer than the lease TTL
             for event in decoder.feed(chunk):
                 if type(event) is StreamError:
                     raise event.error
@@ -420,12 +422,15 @@ class AsyncStream:
     async def _events(self, resp: Any, acc: Accumulator) -> AsyncIterator[StreamEvent]:
         decoder = self._turn.decoder()
         interrupt = self._interrupt
+        renew_at = self._turn.renew_at()
         async with contextlib.aclosing(resp.aiter_chunks()) as chunks:
             async for chunk in chunks:
                 if interrupt is not None and interrupt.is_set():
                     resp.close()
                     self._interrupted()
                     return
+                if renew_at is not None and time.monotonic() > renew_at:
+                    renew_at = self._turn.renew()
                 for event in decoder.feed(chunk):
                     if type(event) is StreamError:
                         raise event.error

@@ -156,3 +156,24 @@ def test_no_secret_in_any_log_line_while_rotating(fake, sleeps, two_keys, caplog
     for secret in (MANUAL_KEY, ENV_KEY):  # ...without any key, even one the provider echoed
         assert secret not in caplog.text
         assert all(secret not in (a.error or "") for a in done.attempts)
+
+
+def test_a_stream_longer_than_the_lease_ttl_renews_its_lease(fake, monkeypatch):
+    from modelwire.credentials.stores.memory import MemoryStore
+
+    class CountingStore(MemoryStore):
+        renewed = 0
+
+        def renew(self, *args, **kw):
+            self.renewed += 1
+            return super().renew(*args, **kw)
+
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    store = CountingStore()
+    pool = CredentialPool("openai", store=store, lease_ttl=0.2)  # renewed every 0.1 s
+    fake.push(Reply(text=" ".join(f"w{i}" for i in range(40)), gap=0.02))  # ~0.8 s of stream
+    with Client("openai/gpt-fake", base_url=fake.base_url + "/v1",
+                pools={"openai": pool}) as client:
+        stream = client.stream(HI)
+        assert len(list(stream)) > 40
+    assert store.renewed >= 3
