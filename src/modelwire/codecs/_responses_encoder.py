@@ -39,7 +39,6 @@ from ._responses_response import (
     response_object,
     usage_out,
 )
-from ._sse import encode_event
 
 __all__ = ["StreamEncoder"]
 
@@ -143,9 +142,14 @@ class StreamEncoder:
     # ------------------------------------------------------------------ framing
     def _emit(self, out: list[bytes], kind: str, **fields: Any) -> None:
         # the API's own order: "type" first, the other fields alphabetically
-        payload = {"type": kind, **dict(sorted({**fields, "sequence_number": self._seq}.items()))}
+        fields["sequence_number"] = self._seq
         self._seq += 1
-        out.append(encode_event(orjson.dumps(payload).decode(), event=kind))
+        payload = {"type": kind}
+        for key in sorted(fields):
+            payload[key] = fields[key]
+        # framed by hand: orjson never writes a raw newline, so one data: line is
+        # always right (what encode_event would check for, per event)
+        out.append(b"event: %s\ndata: %s\n\n" % (kind.encode(), orjson.dumps(payload)))
 
     def _response(self, status: str, **kw: Any) -> dict[str, Any]:
         output = [self._output[i] for i in sorted(self._output)] if status != "in_progress" else []
