@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from .transport import AsyncTransport, SyncTransport, Timeouts
 
 __all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
+
+log = logging.getLogger("modelwire.client")
 
 
 def _options(**kw: Any) -> Options:
@@ -69,10 +72,11 @@ class _Base:
         )
         self._sleep = sleep
         self._transport = transport
-        self._settings.endpoint(model, primary=True)  # resolve now: errors at construction
-        # the parts every call needs load now, not on the first request (which should
-        # cost about what later ones do); `import modelwire` itself stays light
-        from . import messages, resilience  # noqa: F401
+        # resolve the whole chain now: configuration errors surface at construction
+        self._settings.chain()
+        # the first request should cost about what later ones do: what every call needs
+        # is loaded and run once now (`import modelwire` itself stays light)
+        _warm_codec(self._settings, self._settings.endpoint(model, primary=True))
         self._warm()
 
     def _warm(self) -> None:
@@ -99,6 +103,27 @@ class _Base:
 
     def _turn(self, messages: list[Any], kw: dict[str, Any], *, stream: bool) -> Turn:
         return Turn(self._settings, messages, _options(**kw), stream=stream)
+
+
+def _warm_codec(settings: Settings, endpoint: Any) -> None:
+    """Encode a request and decode a response once, offline: first-use costs (lazy
+    imports inside codecs, ABC caches, IDNA for the host name) are paid here."""
+    import encodings.idna  # noqa: F401  (socket.getaddrinfo imports it on first connect)
+
+    import orjson
+
+    from .events import Finish, TextDelta
+
+    try:
+        turn = Turn(settings, [{"role": "user", "content": "hi"}], Options(), stream=False)
+        turn._encode(endpoint, None, False, False)
+        acc = Accumulator(model=endpoint.model_id)
+        for event in (TextDelta("ok"), Finish("stop")):
+            acc.feed(event)
+        body = endpoint.codec.encode_response(acc.result())
+        turn.decode_response(orjson.dumps(body))
+    except Exception as exc:  # noqa: BLE001  (a warm-up must never break construction)
+        log.debug("warm-up of the %s codec failed: %s", endpoint.profile.api_mode, exc)
 
 
 class Client(_Base):

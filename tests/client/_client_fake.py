@@ -110,8 +110,9 @@ class FakeProvider:
             def do_POST(self) -> None:
                 size = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(size) or b"{}")
-                fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
-                                      "body": body})
+                fake.requests.append({"path": self.path, "body": body,
+                                      "headers": {k.lower(): v for k, v in self.headers.items()},
+                                      "client_port": self.client_address[1]})
                 reply = fake.replies.popleft() if fake.replies else Reply()
                 try:
                     fake._answer(self, reply, body)
