@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from modelwire.codecs import Target
 from modelwire.codecs import chat_completions as cc
 from modelwire.completion import Completion
+from modelwire.errors import ModelwireError
 from modelwire.events import (
     Finish,
     ReasoningBlock,
@@ -190,3 +191,70 @@ def test_decoding_what_the_encoder_wrote_gives_the_same_events(events: list[Any]
     enc = cc.StreamEncoder(model="m", id="chatcmpl-p")
     data = b"".join(enc.feed(e) for e in events) + enc.close()
     assert _comparable(_decode(data, [int(f * len(data)) for f in cuts])) == _comparable(events)
+
+
+# ----------------------------------------------------------------- bad input
+ITEMS = [d for _, d in load_corpus() if d.get("api") == "chat_completions"]
+JUNK = st.sampled_from([None, 1, -1, 1.5, True, "x", "", [], {}, [1], {"a": 1}, [None], [{}], "<think>"])
+
+
+def _paths(obj: Any, path: tuple = ()) -> list[tuple]:
+    out = [path] if path else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _paths(v, (*path, i))
+    return out
+
+
+@st.composite
+def mutated(draw: st.DrawFn, source: list[Any]) -> Any:
+    obj = json.loads(json.dumps(draw(st.sampled_from(source))))
+    for _ in range(draw(st.integers(1, 3))):
+        paths = _paths(obj)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        node = obj
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = json.loads(json.dumps(draw(JUNK)))
+    return obj
+
+
+PROFILES = [ProviderProfile("p"),
+            ProviderProfile("m", tool_id_format="mistral9", reasoning_echo="required", vision=False,
+                            unique_tool_names=True, tool_choice_values=frozenset({"auto"})),
+            ProviderProfile("o", reasoning_echo="reasoning_details", reasoning_request="openrouter")]
+
+
+@given(mutated([d["request"]["body"] for d in ITEMS]))
+def test_wrong_types_in_a_request_are_typed_errors(body: Any) -> None:
+    try:
+        req = cc.decode_request(json.dumps(body).encode())
+        for profile in PROFILES:
+            cc.encode_request(req, Target(profile, "m"))
+    except ModelwireError:
+        pass  # MessageError / ProtocolError naming the field: never KeyError or TypeError
+
+
+@given(mutated([d["response"]["body"] for d in ITEMS if "body" in d["response"]]))
+def test_wrong_types_in_a_response_are_typed_errors(body: Any) -> None:
+    try:
+        cc.encode_response(cc.decode_response(json.dumps(body).encode()))
+    except ModelwireError:
+        pass
+
+
+@given(st.sampled_from([d["response"]["sse"] for d in ITEMS if "sse" in d["response"]]), st.data())
+def test_wrong_types_in_a_stream_chunk_are_typed_errors(sse: str, data: st.DataObject) -> None:
+    lines = sse.split("\n")
+    chunks = [i for i, line in enumerate(lines) if line.startswith("data: {")]
+    i = data.draw(st.sampled_from(chunks))
+    lines[i] = "data: " + json.dumps(data.draw(mutated([json.loads(lines[i][6:])])))
+    try:
+        _decode("\n".join(lines).encode(), [])
+    except ModelwireError:
+        pass

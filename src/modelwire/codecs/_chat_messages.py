@@ -133,7 +133,9 @@ def _check_vision(content: Any, i: int, profile: ProviderProfile, where: str) ->
 def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds) -> dict[str, Any]:
     wire = {k: v for k, v in msg.items() if k not in _ASSISTANT_INTERNAL and not k.startswith("_")}
     calls = msg.get("tool_calls")
-    if calls is not None:
+    if calls is None:
+        wire.pop("tool_calls", None)  # null is no calls
+    else:
         if not isinstance(calls, list):
             raise MessageError(f"messages[{i}].tool_calls must be a list", index=i)
         if calls:
@@ -191,9 +193,9 @@ def _gemini_signatures(msg: dict[str, Any], wire: dict[str, Any], profile: Provi
     details = msg.get("reasoning_details")
     if not isinstance(details, list):
         return
-    calls = {c["id"]: c for c in wire.get("tool_calls", [])}
+    calls = {c["id"]: c for c in wire.get("tool_calls") or []}
     originals = [c.get("id") for c in msg.get("tool_calls") or [] if isinstance(c, dict)]
-    by_original = dict(zip(originals, wire.get("tool_calls", []), strict=False))
+    by_original = dict(zip(originals, wire.get("tool_calls") or [], strict=False))
     for d in details:
         block = d.get("block") if isinstance(d, dict) else None
         if not isinstance(block, dict) or block.get("type") != GEMINI_SIGNATURE:

@@ -129,14 +129,22 @@ def _tools(tools: list[Any], profile: ProviderProfile) -> list[dict[str, Any]]:
     return out
 
 
+_CHOICE_WORDS = frozenset({"auto", "none", "required", "any"})
+
+
 def _tool_choice(choice: Any, profile: ProviderProfile) -> Any:
     allowed = profile.tool_choice_values
     if isinstance(choice, str):
+        if choice not in _CHOICE_WORDS and choice not in allowed:
+            raise MessageError(f"tool_choice {choice!r} is not one of auto, none, required")
         kind = choice
-    elif isinstance(choice, dict):
-        kind = "function" if choice.get("type") == "function" else str(choice.get("type"))
+    elif isinstance(choice, dict) and isinstance(choice.get("type"), str):
+        kind = choice["type"]
+        fn = choice.get("function")
+        if kind == "function" and not (isinstance(fn, dict) and isinstance(fn.get("name"), str)):
+            raise MessageError("tool_choice.function.name must be a string")
     else:
-        raise MessageError("tool_choice must be a string or an object")
+        raise MessageError("tool_choice must be a string or an object with a type")
     if kind in allowed:
         return choice
     if kind == "required" and "any" in allowed:

@@ -39,6 +39,10 @@ _JOINED = ("text", "summary", "signature", "data")
 _loads = orjson.loads
 
 
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
 class _Call:
     __slots__ = ("held", "id", "name", "ordinal", "signature", "started")
 
@@ -244,7 +248,7 @@ class StreamDecoder:
                 # Mistral Magistral streams thinking as content parts
                 inner = part.get("thinking")
                 pieces = [inner] if isinstance(inner, str) else [
-                    p.get("text") for p in inner or [] if isinstance(p, dict)]
+                    p.get("text") for p in inner if isinstance(p, dict)] if isinstance(inner, list) else []
                 for piece in pieces:
                     if isinstance(piece, str) and piece:
                         self._reasoning.append(piece)
@@ -260,7 +264,7 @@ class StreamDecoder:
                 # our own {"issuer", "block"} form (a modelwire gateway): whole, never joined
                 self._details.append((str(item["issuer"]), item["block"]))
                 continue
-            key = (item.get("index"), item.get("type"))
+            key = (_hashable(item.get("index")), _hashable(item.get("type")))
             cur = self._detail_at.get(key)
             if cur is None:
                 cur = self._detail_at[key] = dict(item)
