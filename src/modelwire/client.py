@@ -32,7 +32,19 @@ from ._client_core import Options, Plan, Settings
 from ._client_turn import Turn
 from .accumulate import Accumulator
 from .errors import ModelwireError
-from .events import StreamError
+from .events import (
+    Finish,
+    Passthrough,
+    ReasoningBlock,
+    ReasoningDelta,
+    RefusalDelta,
+    StreamError,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
 
 if TYPE_CHECKING:
     from .completion import Completion
@@ -111,8 +123,6 @@ def _warm_codec(settings: Settings, endpoint: Any) -> None:
     import encodings.idna  # noqa: F401  (socket.getaddrinfo imports it on first connect)
 
     import orjson
-
-    from .events import Finish, TextDelta
 
     try:
         turn = Turn(settings, [{"role": "user", "content": "hi"}], Options(), stream=False)
@@ -194,12 +204,47 @@ def _drain(http: SyncTransport, plan: Plan, turn: Turn) -> Completion:
     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
         if resp.status >= 400:
             raise turn.http_error(resp.status, resp.headers, resp.read())
+        if _is_json(resp):
+            return turn.decode_response(resp.read())
         decoder = turn.decoder()
         for chunk in resp.iter_chunks():
             _feed_all(acc, decoder.feed(chunk))
         _feed_all(acc, decoder.close())
     acc.model = getattr(decoder, "model", None) or acc.model
     return acc.result()
+
+
+def _is_json(resp: Any) -> bool:
+    """A 200 JSON body where SSE was asked for: some OpenAI-compatible servers ignore
+    ``stream: true`` (hermes #11732: a completed object instead of an iterator)."""
+    return "json" in resp.headers.get("content-type", "")
+
+
+def _replay(stream: Any, done: Completion, acc: Accumulator) -> Iterator[StreamEvent]:
+    """The events of a whole completion, in stream order, for a stream that got JSON."""
+    for event in _events_of(done):
+        acc.feed(event)
+        yield event
+    stream.completion = stream._turn.succeed(done)
+
+
+def _events_of(done: Completion) -> list[StreamEvent]:
+    msg = done.message
+    out: list[StreamEvent] = []
+    if msg.get("reasoning_content"):
+        out.append(ReasoningDelta(text=msg["reasoning_content"]))
+    out += [ReasoningBlock(d["issuer"], d["block"]) for d in msg.get("reasoning_details") or []]
+    if done.text:
+        out.append(TextDelta(done.text))
+    if msg.get("refusal"):
+        out.append(RefusalDelta(msg["refusal"]))  # type: ignore[arg-type]
+    for i, call in enumerate(done.tool_calls):
+        fn = call["function"]
+        out += [ToolCallStart(i, call["id"], fn["name"]), ToolCallDelta(i, fn["arguments"]),
+                ToolCallEnd(i)]
+    out += [Passthrough(p["issuer"], p["block"]) for p in msg.get("passthrough") or []]
+    out += [UsageEvent(done.usage), Finish(done.finish_reason, done.native_finish_reason)]
+    return out
 
 
 def _feed_all(acc: Accumulator, events: list[Any]) -> None:
@@ -261,7 +306,10 @@ class Stream:
                     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
                             raise turn.http_error(resp.status, resp.headers, resp.read())
-                        yield from self._events(resp, acc)
+                        if _is_json(resp):
+                            yield from self._replay(turn.decode_response(resp.read()), acc)
+                        else:
+                            yield from self._events(resp, acc)
                     return
                 except ModelwireError as exc:
                     if acc is not None and acc.started:
@@ -274,6 +322,9 @@ class Stream:
             raise
         finally:
             turn.release()
+
+    def _replay(self, done: Completion, acc: Accumulator) -> Iterator[StreamEvent]:
+        return _replay(self, done, acc)
 
     def _events(self, resp: Any, acc: Accumulator) -> Iterator[StreamEvent]:
         decoder = self._turn.decoder()
@@ -367,6 +418,8 @@ async def _adrain(http: AsyncTransport, plan: Plan, turn: Turn) -> Completion:
     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
         if resp.status >= 400:
             raise turn.http_error(resp.status, resp.headers, await resp.read())
+        if _is_json(resp):
+            return turn.decode_response(await resp.read())
         decoder = turn.decoder()
         async for chunk in resp.aiter_chunks():
             _feed_all(acc, decoder.feed(chunk))
@@ -426,9 +479,14 @@ class AsyncStream:
                     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())
-                        async with contextlib.aclosing(self._events(resp, acc)) as events:
-                            async for event in events:
+                        if _is_json(resp):
+                            done = turn.decode_response(await resp.read())
+                            for event in _replay(self, done, acc):
                                 yield event
+                        else:
+                            async with contextlib.aclosing(self._events(resp, acc)) as events:
+                                async for event in events:
+                                    yield event
                     return
                 except ModelwireError as exc:
                     if acc is not None and acc.started:

@@ -33,7 +33,7 @@ from modelwire.types import empty_usage
 
 @dataclass
 class Reply:
-    kind: str = "ok"  # ok | status | reset_before | reset_after | stall | malformed | empty
+    kind: str = "ok"  # ok | json | status | reset_before | reset_after | stall | malformed | empty
     text: str = "Hello from the fake provider"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
@@ -143,7 +143,7 @@ class FakeProvider:
             h.wfile.write(data)
             return
         model = body.get("model", "fake-1")
-        if not body.get("stream"):
+        if not body.get("stream") or reply.kind == "json":  # "json": ignores stream: true
             self._json(h, mode, reply, model)
             return
         self._sse(h, mode, reply, model)

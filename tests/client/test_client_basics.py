@@ -222,3 +222,25 @@ def test_every_catalog_row_sends_to_its_url_with_its_auth_header(name, monkeypat
     for other in {"authorization", "x-api-key", "api-key"} - {header}:
         assert other not in headers
 
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_a_server_answering_json_to_a_stream_request_still_streams(fake, mode):
+    fake.push(Reply("json", tool=("get_time", "{}")), Reply("json"))
+    with _client(fake, mode) as client:
+        stream = client.stream(HI)
+        events = list(stream)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello from the fake provider"
+    done = stream.completion
+    assert done.text == "Hello from the fake provider"
+    assert [c["function"]["name"] for c in done.tool_calls] == ["get_time"]
+    assert done.finish_reason == "tool_calls" and done.usage["total_tokens"] == 10
+    assert len(fake.requests) == 1
+
+
+async def test_async_stream_of_a_json_answer(fake):
+    fake.push(Reply("json"))
+    async with _client(fake, "chat_completions", cls=AsyncClient) as client:
+        stream = client.stream(HI)
+        text = "".join([e.text async for e in stream if isinstance(e, TextDelta)])
+    assert text == stream.completion.text == "Hello from the fake provider"
