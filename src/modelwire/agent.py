@@ -87,6 +87,7 @@ class AgentResult:
     stop_reason: StopReason
     iterations: int = 0
     completions: tuple[Completion, ...] = field(default=(), repr=False)
+    route: Any = None  # the smart-routing decision for this run, when routing is on
 
     @property
     def text(self) -> str:
@@ -126,6 +127,10 @@ class Agent:
         self.request_options = request_options
         self._history: list[dict[str, Any]] = []
         self._elide_upto = 0  # tool results before this history index are elided when sent
+        self._sticky: Any = None  # routing memory of this conversation
+        self._cheap_client: Any = None
+        self._active = client  # the client serving the current run
+        self.last_route: Any = None
 
     # ---------------------------------------------------------- history
     @property
@@ -138,6 +143,36 @@ class Agent:
         """Start a new conversation."""
         self._history = []
         self._elide_upto = 0
+        self._sticky = None
+        self.last_route = None
+
+    # ---------------------------------------------------------- routing
+    def _route(self, prompt: str | list[dict[str, Any]]) -> None:
+        """Pick the client for this run: smart routing sends simple turns to the cheap
+        model; once a turn needed the primary, the conversation stays there."""
+        self._active = self.client
+        if not self.routing:
+            return
+        from .routing import StickyState, choose_route, turn_facts
+
+        config = self.routing
+        if config is True:
+            from .config import load_config
+
+            config = self.routing = load_config()
+        if not config.smart_routing.enabled or not config.smart_routing.cheap_model:
+            return
+        if self._sticky is None:
+            self._sticky = StickyState()
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        text, has_results, has_images = turn_facts(messages)
+        route = choose_route(text, config, has_tool_results=has_results, has_images=has_images,
+                             sticky_state=self._sticky, primary=getattr(self.client, "model", None))
+        self.last_route = route
+        if route.kind == "cheap":
+            if self._cheap_client is None:
+                self._cheap_client = type(self.client)(route.model_name, config=config)
+            self._active = self._cheap_client
 
     # ------------------------------------------------------------- sync
     def run(self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None) -> AgentResult:
@@ -151,6 +186,7 @@ class Agent:
     def stream(
         self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None
     ) -> Iterator[AgentEvent]:
+        self._route(prompt)
         run = _Run(self, prompt)
         try:
             for iteration in range(1, self.max_iterations + 1):
@@ -159,12 +195,12 @@ class Agent:
                     yield from run.finish("interrupted")
                     return
                 if self.streaming:
-                    handle = self.client.stream(self._outgoing(), **self._options(interrupt))
+                    handle = self._active.stream(self._outgoing(), **self._options(interrupt))
                     for event in handle:
                         yield ModelEvent(event, iteration)
                     completion = handle.completion
                 else:
-                    completion = self.client.complete(self._outgoing(), **self._options(None))
+                    completion = self._active.complete(self._outgoing(), **self._options(None))
                 calls = run.record(completion)
                 if completion.interrupted:
                     yield from run.close_calls(calls, interrupted=True)
@@ -198,6 +234,7 @@ class Agent:
     async def astream(
         self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None
     ) -> AsyncIterator[AgentEvent]:
+        self._route(prompt)
         run = _Run(self, prompt)
         try:
             for iteration in range(1, self.max_iterations + 1):
@@ -207,14 +244,14 @@ class Agent:
                         yield ev
                     return
                 if self.streaming:
-                    handle = self.client.stream(self._outgoing(), **self._options(interrupt))
+                    handle = self._active.stream(self._outgoing(), **self._options(interrupt))
                     if inspect.isawaitable(handle):
                         handle = await handle
                     async for event in handle:
                         yield ModelEvent(event, iteration)
                     completion = handle.completion
                 else:
-                    completion = await self.client.complete(self._outgoing(), **self._options(None))
+                    completion = await self._active.complete(self._outgoing(), **self._options(None))
                 calls = run.record(completion)
                 if completion.interrupted or not calls:
                     if completion.interrupted:
@@ -354,6 +391,7 @@ class _Run:
             stop_reason=reason,
             iterations=self.iterations,
             completions=tuple(self.completions),
+            route=self.agent.last_route,
         )
         yield RunFinished(result)
 
