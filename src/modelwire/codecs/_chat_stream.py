@@ -1,9 +1,7 @@
-"""Chat Completions streams: :class:`StreamDecoder` (provider SSE -> events) and
-:class:`StreamEncoder` (events -> the SSE OpenAI sends)."""
+"""Chat Completions streams, decoding: :class:`StreamDecoder` (provider SSE -> events)."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -26,8 +24,7 @@ from ..events import (
     UsageEvent,
 )
 from ..messages import ThinkTagSplitter
-from ..types import Request
-from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire, usage_to_wire
+from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire
 from ._chat_messages import SYNTHETIC_REASONING, gemini_block
 from ._chat_response import stream_error
 from ._sse import SSEDecoder
@@ -60,6 +57,8 @@ class StreamDecoder:
 
     The stream's terminal is ``finish_reason`` or ``data: [DONE]``; usage is
     emitted once, at the end (the latest usage seen: it is cumulative).
+    Reasoning blocks are emitted as soon as they are complete: when the answer
+    (text, a tool call, a refusal) starts, or at the finish.
     """
 
     def __init__(self, *, issuer: str | None = None, think_tags: bool = True) -> None:
@@ -374,106 +373,3 @@ class StreamDecoder:
         if self._usage is not None:
             self._out.append(UsageEvent(usage_from_wire(self._usage)))
             self._usage = None
-
-
-class StreamEncoder:
-    """Events -> ``chat.completion.chunk`` SSE as OpenAI sends it: role in the
-    first delta, tool_calls deltas with index/id/type/function, a finish_reason
-    chunk, a usage chunk with empty ``choices`` when the client asked for
-    ``stream_options.include_usage`` (always when ``request`` is None), then
-    ``data: [DONE]``. ``created`` comes from the caller: codecs have no clock."""
-
-    def __init__(self, *, model: str, id: str | None = None, request: Request | None = None,
-                 created: int = 0) -> None:
-        self.model = model
-        self.id = id or "chatcmpl-" + hashlib.sha256(model.encode()).hexdigest()[:24]
-        self.created = created
-        options = ((request or {}).get("metadata") or {}).get("stream_options") or {}
-        self._include_usage = request is None or bool(options.get("include_usage"))
-        self._started = False
-        self._usage: dict[str, Any] | None = None
-        self._errored = False
-        self._closed = False
-
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
-        obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-               "model": self.model,
-               "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
-        return b"data: " + orjson.dumps(obj) + b"\n\n"
-
-    def feed(self, event: StreamEvent) -> bytes:
-        if self._errored or self._closed:
-            return b""
-        head = b""
-        if not self._started and not isinstance(event, (UsageEvent, StreamError)):
-            self._started = True
-            head = self._chunk({"role": "assistant", "content": "", "refusal": None})
-        return head + self._event(event)
-
-    def _event(self, event: StreamEvent) -> bytes:
-        t = type(event)
-        if t is TextDelta:
-            return self._chunk({"content": event.text}) if event.text else b""  # type: ignore[union-attr]
-        if t is ToolCallDelta:
-            return self._chunk({"tool_calls": [{"index": event.index,  # type: ignore[union-attr]
-                                                "function": {"arguments": event.arguments}}]})  # type: ignore[union-attr]
-        if t is ReasoningDelta:
-            text = event.text  # type: ignore[union-attr]
-            return self._chunk({"reasoning_content": text}) if text else b""
-        if t is ToolCallStart:
-            call_id = event.id or self._call_id(event)  # type: ignore[union-attr,arg-type]
-            return self._chunk({"tool_calls": [{
-                "index": event.index, "id": call_id, "type": "function",  # type: ignore[union-attr]
-                "function": {"name": event.name, "arguments": ""}}]})  # type: ignore[union-attr]
-        if t is RefusalDelta:
-            return self._chunk({"refusal": event.text})  # type: ignore[union-attr]
-        if t is ReasoningBlock:
-            # every block, ours included, in the {"issuer", "block"} form decoders keep
-            return self._chunk({"reasoning_details": [{"issuer": event.issuer,  # type: ignore[union-attr]
-                                                       "block": event.block}]})  # type: ignore[union-attr]
-        if t is Finish:
-            return self._chunk({}, event.reason)  # type: ignore[union-attr]
-        if t is UsageEvent:
-            self._usage = usage_to_wire(event.usage)  # type: ignore[union-attr]
-            return b""
-        if t is StreamError:
-            self._errored = True
-            return b"data: " + orjson.dumps({"error": _error_body(event.error)}) + b"\n\n"  # type: ignore[union-attr]
-        return b""  # ToolCallEnd, Passthrough: no Chat Completions wire form
-
-    def _call_id(self, event: ToolCallStart) -> str:
-        seed = f"{self.id}\0{event.index}\0{event.name}".encode()
-        return "call_" + hashlib.sha256(seed).hexdigest()[:24]
-
-    def close(self) -> bytes:
-        if self._closed or self._errored:
-            self._closed = True
-            return b""
-        self._closed = True
-        out = b""
-        if self._usage is not None and self._include_usage:
-            obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-                   "model": self.model, "choices": [], "usage": self._usage}
-            out += b"data: " + orjson.dumps(obj) + b"\n\n"
-        return out + b"data: [DONE]\n\n"
-
-
-def _error_body(error: Any) -> dict[str, Any]:
-    code = getattr(error, "code", None)
-    status = getattr(error, "status", None)
-    body: dict[str, Any] = {"message": str(error), "type": _error_type(status), "param": None,
-                            "code": code}
-    if status is not None:
-        body["status_code"] = status
-    return body
-
-
-def _error_type(status: int | None) -> str:
-    if status == 401:
-        return "authentication_error"
-    if status == 429:
-        return "requests"  # what OpenAI sends with code rate_limit_exceeded
-    if status is not None and status >= 500:
-        return "server_error"
-    return "invalid_request_error"
-

@@ -20,9 +20,10 @@ joined by ``index``), also tagged with the issuer.
 
 from __future__ import annotations
 
+from ._chat_encoder import StreamEncoder
 from ._chat_request import decode_request, encode_request, openai_effort
 from ._chat_response import decode_error, decode_response, encode_response
-from ._chat_stream import StreamDecoder, StreamEncoder
+from ._chat_stream import StreamDecoder
 
 __all__ = [
     "StreamDecoder",
