@@ -50,6 +50,24 @@ class Gateway:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
         self._clients: dict[str, Any] = {}
         self.draining = False
+        self.drain_expired = False
+        self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
+        self.streams: set[Any] = set()  # tasks serving a stream right now
+        self._loop: Any = None
+
+    def begin_drain(self) -> None:
+        """SIGTERM: refuse new requests; streams get ``grace`` seconds, then end with
+        their protocol's error event (which closes the upstream and releases leases)."""
+        if self.draining or self._loop is None:
+            return
+        self.draining = True
+        log.info("draining: %d streams get %.0f s to finish", len(self.streams), self.grace)
+        self._loop.call_soon_threadsafe(self._loop.call_later, self.grace, self._expire)
+
+    def _expire(self) -> None:
+        self.drain_expired = True
+        for task in list(self.streams):
+            task.cancel("modelwire gateway shutting down")
 
     def client(self, model: str) -> Any:
         client = self._clients.get(model)
@@ -63,6 +81,24 @@ class Gateway:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+
+
+def _chain_sigterm(gateway: Gateway) -> None:
+    """Run ``begin_drain`` on SIGTERM before uvicorn's own handler (main thread only:
+    an in-process test server has no signals to catch)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_term(sig: int, frame: Any) -> None:
+        gateway.begin_drain()
+        if callable(previous):
+            previous(sig, frame)
+
+    signal.signal(signal.SIGTERM, on_term)
 
 
 def _request_id(headers: Any) -> str:
@@ -124,6 +160,10 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
 
     @asynccontextmanager
     async def lifespan(app: Any):
+        import asyncio
+
+        gateway._loop = asyncio.get_running_loop()
+        _chain_sigterm(gateway)
         yield
         await gateway.aclose()
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codecs import codec_for
-from ..errors import ModelwireError
+from ..errors import ModelwireError, OverloadedError
 from ..events import StreamError
 from .app import _client_options, _error_response, _read_body, _request_id, access_log
 from .doors import open_sealed, seal_events, seal_message
@@ -188,7 +188,11 @@ class _Handlers:
         encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req)
         sealer, door = self.gw.sealer, ctx.door
 
+        gw = self.gw
+
         async def body() -> AsyncIterator[bytes]:
+            task = asyncio.current_task()
+            gw.streams.add(task)
             try:
                 if first is not None:
                     for ev in seal_events([first], door, sealer):
@@ -205,7 +209,19 @@ class _Handlers:
                 ctx.status = from_exception(exc, door).status
                 yield encoder.feed(StreamError(exc))
                 yield encoder.close()
+            except asyncio.CancelledError:
+                if not gw.drain_expired:
+                    raise  # the client went away: the upstream is already closed
+                # shutdown grace is over: the upstream stream closed on the way out
+                # (its lease released); tell the client in its protocol's words
+                if task is not None:
+                    task.uncancel()
+                ctx.status = 503
+                yield encoder.feed(StreamError(OverloadedError(
+                    "the gateway is shutting down; retry the request", status=503)))
+                yield encoder.close()
             finally:
+                gw.streams.discard(task)
                 ctx.log()
 
         headers = {"x-request-id": ctx.request_id, "x-modelwire-overhead-ms": f"{overhead:.3f}",

@@ -1,0 +1,65 @@
+"""SIGTERM on a real `modelwire serve`: running streams get the grace period, then end with the
+protocol's error event; the upstream request is closed (its lease released) and the process exits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_sigterm_ends_running_streams_with_an_error_event(emulator_clean, tmp_path):
+    cfg = tmp_path / "modelwire.yaml"
+    cfg.write_text(
+        f"models:\n  slow: {{provider: emulator-anthropic, model: slow-claude, "
+        f"base_url: \"{emulator_clean.anthropic_base_url()}\"}}\n")
+    emulator_clean.set_faults([{"fault": "slow_chunks", "model": "slow-claude", "seconds": 0.5}])
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "MODELWIRE_GATEWAY_KEYS"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "modelwire.cli", "serve", "--config", str(cfg), "--port", str(port),
+         "--grace", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "gateway did not start"
+            time.sleep(0.05)
+        body = {"model": "slow", "max_tokens": 500, "stream": True,
+                "messages": [{"role": "user", "content": "Tell me a very long story about a fox"}]}
+        received = b""
+        with httpx.stream("POST", base + "/v1/messages", json=body, timeout=30,
+                          headers={"anthropic-version": "2023-06-01", "x-api-key": "any"}) as resp:
+            chunks = resp.iter_raw()
+            received += next(chunks)
+            proc.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            for chunk in chunks:
+                received += chunk
+        took = time.monotonic() - started
+        assert b"event: error" in received and b"shutting down" in received
+        assert b"event: message_stop" not in received
+        assert took < 10
+        assert proc.wait(timeout=15) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after a clean shutdown
+        upstream = [r for r in emulator_clean.requests()["requests"] if r["model"] == "slow-claude"]
+        assert upstream and upstream[-1]["completed"] is False
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
