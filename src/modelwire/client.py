@@ -146,7 +146,10 @@ class Client(_Base):
     """
 
     def _warm(self) -> None:
-        self._http()  # httpx imported and its pool made at construction
+        http = self._http()  # httpx imported and its pool made at construction
+        warm = getattr(http, "warm", None)
+        if warm is not None:
+            warm(self._settings.endpoint(self.model, primary=True).base_url)
 
     def _http(self) -> SyncTransport:
         if self._transport is None:
