@@ -550,3 +550,15 @@ def test_server_tool_blocks_go_back_to_their_issuer_without_output_only_fields()
         {k: v for k, v in use.items() if k != "caller"}, result, {"type": "text", "text": "Found it."}]
     assert body_of({"messages": msgs}, MINIMAX, "MiniMax-M2")["messages"][1]["content"] == [
         {"type": "text", "text": "Found it."}]
+
+
+def test_user_text_beside_tool_results_stays_inside_the_tool_loop():
+    """Claude Code sends [tool_result, text] in one turn: that text does not end the loop."""
+    dropping = ProviderProfile(name="a", api_mode="anthropic_messages", issuer="anthropic",
+                               anthropic_version="2023-06-01", drop_earlier_thinking=True)
+    msgs = [user("q"), {"role": "assistant", "tool_calls": [call("t1")], "reasoning_details": [thinking()]},
+            {"role": "tool", "tool_call_id": "t1", "content": "r"}, user("ok")]
+    body = body_of({"messages": msgs, "tools": TOOLS, "thinking": "low"}, dropping, "claude-sonnet-4-5")
+    assert body["messages"][1]["content"][0] == thinking()["block"]
+    assert body["thinking"]["type"] == "enabled"
+    assert [b["type"] for b in body["messages"][2]["content"]] == ["tool_result", "text"]

@@ -159,9 +159,14 @@ def limit_cache_breakpoints(body: dict[str, Any]) -> int:
 
 
 def _current_loop_start(messages: list[dict[str, Any]]) -> int:
+    """Index of the user message that opened the current tool loop. A user message right
+    after tool results joins their Anthropic turn (it does not end the loop)."""
     for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], dict) and messages[i].get("role") == "user":
-            return i
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user":
+            prev = messages[i - 1] if i > 0 else None
+            if not (isinstance(prev, dict) and prev.get("role") == "tool"):
+                return i
     return -1
 
 
