@@ -167,3 +167,21 @@ def test_count_tokens_is_estimated_and_says_so(gateway):
 def test_health_needs_no_key(gateway):
     r = httpx.get(gateway.base_url + "/health")
     assert r.status_code == 200 and r.json()["status"] == "ok"
+
+
+def test_access_log_has_the_facts_and_no_secrets(gateway, caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="modelwire.gateway.access"):
+        raw = oa(gateway).chat.completions.with_raw_response.create(
+            model="emu-chat", messages=[{"role": "user", "content": "a secret question about sk-ant-api03-zzzzzzzzzzzzzz"}])
+        bad = httpx.post(gateway.base_url + "/v1/chat/completions", json={"model": "nope", "messages": [{"role": "user", "content": "hi"}]},
+                         headers={"authorization": f"Bearer {GATEWAY_KEY}"})
+    rid = raw.headers["x-request-id"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "modelwire.gateway.access"]
+    ok = next(line for line in lines if rid in line)
+    assert "model=emu-chat" in ok and "upstream=emulator/emulator-1" in ok and "status=200" in ok
+    assert "latency_ms=" in ok and "tokens=" in ok
+    assert any(bad.headers["x-request-id"] in line and "status=404" in line for line in lines), lines
+    text = "\n".join(lines)
+    assert GATEWAY_KEY not in text and "secret question" not in text and "sk-ant" not in text

@@ -43,6 +43,7 @@ class Gateway:
         self.models = ModelTable.from_config(config)
         self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
         self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
+        self.access_log = bool(getattr(gw, "access_log", True))
         seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()

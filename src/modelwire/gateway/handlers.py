@@ -26,12 +26,15 @@ class _Ctx:
     door: Door
     request_id: str
     started: float
+    enabled: bool = True
     model: str = "-"
     upstream: str = "-"
     status: int = 200
     tokens: int = 0
 
     def log(self) -> None:
+        if not self.enabled:
+            return
         access_log.info(
             "%s %s model=%s upstream=%s status=%d latency_ms=%.1f tokens=%d",
             self.request_id, self.door, self.model, self.upstream, self.status,
@@ -127,7 +130,7 @@ class _Handlers:
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
-        ctx = _Ctx(door, _request_id(request.headers), time.perf_counter())
+        ctx = _Ctx(door, _request_id(request.headers), time.perf_counter(), self.gw.access_log)
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
