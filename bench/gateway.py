@@ -1,0 +1,516 @@
+"""Load on ``modelwire serve`` vs the upstream directly vs LiteLLM's proxy (issue 7).
+
+Run: ``.venv/bin/python bench/gateway.py [--seconds 10] [--quick] [--soak MINUTES]``.
+Not a test: it prints tables and the goals of issue 7 with PASS/MISS.
+
+Processes (each its own; every one is killed at the end, ports are free ones):
+* the upstream: modelwire's emulator (``modelwire.emulator``, access log off);
+* ``modelwire serve`` (1 worker) with ``models: {emu: {provider: emulator, ...}}``;
+* LiteLLM's proxy (``litellm --config ...``, 1 worker, no database) when a ``litellm``
+  command with its proxy extra is found (``--litellm PATH``; see bench/README.md);
+* the load generator: this script re-run with ``--_loadgen`` (aiohttp), so the
+  measuring process never shares an interpreter with a server.
+
+With ``taskset`` the server under test is pinned to the last core and the load
+generator and the upstream to the others. For each cell (target x concurrency x
+stream/non-stream) the report gives latency (time to first byte and total, p50/p99),
+requests/s, chunks/s, errors and stalls, CPU% of every process (from /proc: a process
+near 100% of its core bounded the result) and the server's CPU time per request (which
+does not depend on how busy the machine is), and RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _util import (
+    busy_pct,
+    cpu_seconds,
+    free_port,
+    goal_line,
+    loadavg,
+    machine,
+    machine_ticks,
+    pct,
+    rss_mib,
+    table,
+    wait_http,
+)
+
+STALL_S = 10.0  # a stream silent this long counts as stalled
+PROMPT = "Explain in two sentences why streaming responses reduce perceived latency for users."
+
+
+# ================================================================ load generator
+async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
+                stream: bool) -> dict[str, Any]:
+    import aiohttp
+
+    conn = aiohttp.TCPConnector(limit=conc, limit_per_host=conc)
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=STALL_S, sock_read=STALL_S)
+    headers = {"content-type": "application/json", "authorization": "Bearer sk-bench-0000"}
+    ttfb: list[float] = []
+    total: list[float] = []
+    counts = {"ok": 0, "chunks": 0, "errors": 0, "stalls": 0, "late": 0}
+    first_error: list[str] = []
+    t_start = time.perf_counter()
+    warm_end = t_start + warmup
+    end = warm_end + seconds
+
+    async def one(session: aiohttp.ClientSession) -> None:
+        t0 = time.perf_counter()
+        first = 0.0
+        n = 0
+        prev_nl = False
+        async with session.post(url, data=body, headers=headers) as resp:
+            if not stream:
+                first = time.perf_counter()
+            async for piece in resp.content.iter_any():
+                if not first:
+                    first = time.perf_counter()
+                # SSE events end with a blank line; one may straddle two reads
+                n += piece.count(b"\n\n") + (prev_nl and piece[:1] == b"\n")
+                prev_nl = piece[-1:] == b"\n"
+            status = resp.status
+        t1 = time.perf_counter()
+        if status != 200:
+            counts["errors"] += 1
+            if not first_error:
+                first_error.append(f"HTTP {status}")
+            return
+        if t0 >= warm_end and t1 <= end:
+            ttfb.append(first - t0)
+            total.append(t1 - t0)
+            counts["ok"] += 1
+            counts["chunks"] += n
+        elif t1 > end:
+            counts["late"] += 1
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        while time.perf_counter() < end:
+            try:
+                await one(session)
+            except TimeoutError:
+                counts["stalls"] += 1
+            except (aiohttp.ClientError, OSError) as exc:
+                counts["errors"] += 1
+                if not first_error:
+                    first_error.append(repr(exc)[:200])
+                await asyncio.sleep(0.01)  # a refused connection must not spin
+
+    cpu0 = time.process_time()
+    async with aiohttp.ClientSession(connector=conn, timeout=timeout) as session:
+        await asyncio.gather(*(worker(session) for _ in range(conc)))
+    wall = time.perf_counter() - t_start
+    return {"ttfb": ttfb, "total": total, **counts, "seconds": seconds,
+            "cpu_pct": 100 * (time.process_time() - cpu0) / wall, "error": first_error[:1]}
+
+
+def loadgen_main(args: list[str]) -> int:
+    url, body_path, conc, seconds, warmup, stream = args
+    body = Path(body_path).read_bytes()
+    result = asyncio.run(_load(url, body, int(conc), float(seconds), float(warmup), stream == "1"))
+    print(json.dumps(result))
+    return 0
+
+
+# ===================================================================== processes
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    port: int
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def tree(self) -> list[int]:
+        """This process and its descendants (uvicorn or LiteLLM may fork workers)."""
+        pids = [self.pid]
+        try:
+            entries = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        except OSError:
+            return pids
+        parents: dict[int, int] = {}
+        for p in entries:
+            try:
+                with open(f"/proc/{p}/stat", encoding="ascii") as f:
+                    parents[p] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        frontier = [self.pid]
+        while frontier:
+            kids = [p for p, pp in parents.items() if pp in frontier]
+            pids += kids
+            frontier = kids
+        return pids
+
+    def cpu(self) -> float:
+        return sum(cpu_seconds(p) for p in self.tree())
+
+    def rss(self, *, peak: bool = False) -> float:
+        return sum(rss_mib(p, peak=peak) for p in self.tree())
+
+
+@dataclass
+class Bench:
+    workdir: Path
+    procs: list[Proc] = field(default_factory=list)
+    pin: bool = bool(shutil.which("taskset")) and (os.cpu_count() or 1) >= 2
+
+    def cores(self, role: str) -> list[str]:
+        """``taskset`` prefix: the server under test gets the last core, the rest share."""
+        if not self.pin:
+            return []
+        last = (os.cpu_count() or 1) - 1
+        cpus = str(last) if role == "server" else ",".join(str(c) for c in range(last)) or "0"
+        return ["taskset", "-c", cpus]
+
+    def repin(self, proc: Proc, role: str) -> None:
+        if self.pin:
+            for pid in proc.tree():
+                subprocess.run(["taskset", "-pc", self.cores(role)[2], str(pid)],
+                               capture_output=True, check=False, timeout=10)
+
+    def start(self, name: str, argv: list[str], port: int, health: str, role: str,
+              env: dict[str, str] | None = None, timeout: float = 60.0) -> Proc | None:
+        log = self.workdir / f"{name}.log"
+        popen = subprocess.Popen(self.cores(role) + argv, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                                 env={**os.environ, **(env or {})}, start_new_session=True)
+        proc = Proc(name, popen, port, log)
+        self.procs.append(proc)
+        if not wait_http(f"http://127.0.0.1:{port}{health}", timeout=timeout, proc=popen):
+            tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+            print(f"  {name} did not come up within {timeout:.0f} s; skipped. Log tail:")
+            for line in tail:
+                print(f"    {line}")
+            self.stop(proc)
+            return None
+        return proc
+
+    def stop(self, proc: Proc) -> None:
+        if proc.popen.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)  # its own session: the whole tree
+            except ProcessLookupError:
+                pass
+            try:
+                proc.popen.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.popen.wait(timeout=10)
+        if proc in self.procs:
+            self.procs.remove(proc)
+
+    def stop_all(self) -> None:
+        for proc in list(self.procs):
+            self.stop(proc)
+
+
+_EMULATOR = """
+import sys, uvicorn
+from modelwire.emulator import Emulator
+from modelwire.emulator.app import build_app
+emu = Emulator(profile="lenient")
+uvicorn.run(build_app(emu.backend), host="127.0.0.1", port=int(sys.argv[1]),
+            access_log=False, log_level="warning")
+"""
+
+
+def start_emulator(b: Bench) -> Proc | None:
+    port = free_port()
+    return b.start("emulator", [sys.executable, "-c", _EMULATOR, str(port)], port, "/v1/models", "client")
+
+
+def start_modelwire(b: Bench, upstream: int) -> Proc | None:
+    port = free_port()
+    cfg = b.workdir / "modelwire.yaml"
+    cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, "
+                   f"base_url: 'http://127.0.0.1:{upstream}/v1'}}\ndefault_model: emu\n")
+    exe = Path(sys.executable).with_name("modelwire")
+    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "modelwire.cli"]
+    env = {"MODELWIRE_GATEWAY_KEYS": "", "XDG_CONFIG_HOME": str(b.workdir), "XDG_DATA_HOME": str(b.workdir)}
+    return b.start("modelwire", [*argv, "serve", "--config", str(cfg), "--port", str(port)],
+                   port, "/health", "server", env=env)
+
+
+def find_litellm(explicit: str | None) -> str | None:
+    """A ``litellm`` command whose proxy extra imports (the bench extra has no proxy)."""
+    candidates = [explicit] if explicit else [
+        os.environ.get("MODELWIRE_BENCH_LITELLM"),
+        str(Path(sys.executable).with_name("litellm")),
+        "/tmp/mw-bench-litellm-proxy/bin/litellm",
+        shutil.which("litellm")]
+    for cand in candidates:
+        if not cand or not Path(cand).exists():
+            continue
+        py = Path(cand).with_name("python")
+        probe = subprocess.run([str(py), "-c", "import litellm.proxy.proxy_server"], capture_output=True, check=False,
+                               timeout=120, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        if probe.returncode == 0:
+            return cand
+        print(f"  ({cand}: proxy extra missing: {probe.stderr.decode(errors='replace').strip().splitlines()[-1:]})")
+    return None
+
+
+def start_litellm(b: Bench, upstream: int, exe: str) -> Proc | None:
+    port = free_port()
+    cfg = b.workdir / "litellm.yaml"
+    cfg.write_text("model_list:\n  - model_name: emu\n    litellm_params:\n"
+                   "      model: openai/emulator-1\n"
+                   f"      api_base: http://127.0.0.1:{upstream}/v1\n      api_key: sk-bench-0000\n")
+    # no database, no master key, no network: the local model price map, no telemetry
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
+           "DATABASE_URL": "", "LITELLM_LOG": "ERROR"}
+    return b.start("litellm", [exe, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
+                               "--num_workers", "1"], port, "/health/liveliness", "server", env=env,
+                   timeout=180)
+
+
+# ========================================================================= cells
+@dataclass
+class Cell:
+    target: str
+    conc: int
+    stream: bool
+    res: dict[str, Any]
+    cpu: dict[str, float]  # process name -> CPU% of one core
+    server_cpu_us: float  # server CPU µs per completed request
+    rss: float
+    rss_peak: float
+    machine_busy: float  # % of all cores busy (anyone's processes) during the cell
+
+    def bottleneck(self) -> str:
+        """The process near 100% of its core, else the machine itself when its cores were
+        busy with other work (then no process here had the CPU it wanted)."""
+        name = max(self.cpu, key=lambda k: self.cpu[k])
+        if self.cpu[name] >= 80:
+            return name
+        return "machine" if self.machine_busy >= 85 else f"none ({name})"
+
+    def q(self, key: str, p: float) -> float:
+        return pct(self.res[key], p) * 1e3
+
+
+def run_cell(b: Bench, target: str, url: str, model: str, conc: int, stream: bool, seconds: float,
+             server: Proc | None, others: list[Proc]) -> Cell:
+    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 256}
+    if stream:
+        body["stream"] = True
+    body_path = b.workdir / f"body-{int(stream)}.json"
+    body_path.write_text(json.dumps(body))
+    watched = ([server] if server else []) + others
+    cpu0 = {p.name: p.cpu() for p in watched}
+    ticks0 = machine_ticks()
+    t0 = time.perf_counter()
+    warmup = min(1.0, seconds / 5)
+    argv = [*b.cores("client"), sys.executable, __file__, "--_loadgen", url, str(body_path), str(conc),
+            str(seconds), str(warmup), "1" if stream else "0"]
+    out = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=seconds + warmup + 3 * STALL_S + 30)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise RuntimeError(f"load generator failed: {out.stderr.strip()[-500:]}")
+    res = json.loads(out.stdout)
+    cpu = {p.name: 100 * (p.cpu() - cpu0[p.name]) / wall for p in watched}
+    busy = busy_pct(ticks0, machine_ticks())
+    cpu["loadgen"] = res["cpu_pct"]
+    server_cpu_us = float("nan")
+    if server and res["ok"]:
+        # CPU over the whole run (warm-up included) per request completed in the window:
+        # an upper bound, fine for comparing servers
+        server_cpu_us = (cpu[server.name] / 100 * wall) / (res["ok"] * (wall / seconds)) * 1e6
+    return Cell(target, conc, stream, res, cpu, server_cpu_us,
+                server.rss() if server else float("nan"), server.rss(peak=True) if server else float("nan"),
+                busy)
+
+
+def cell_row(c: Cell, direct: Cell | None) -> list[Any]:
+    r = c.res
+    added = [c.q(k, p) - direct.q(k, p) if direct and c is not direct else float("nan")
+             for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
+    cpus = " ".join(f"{k} {v:.0f}%" for k, v in c.cpu.items())
+    return [f"{c.target} {'stream' if c.stream else 'json'}", r["ok"] / r["seconds"],
+            r["chunks"] / r["seconds"] if c.stream else float("nan"),
+            c.q("ttfb", 50), c.q("ttfb", 99), c.q("total", 50), c.q("total", 99), *added,
+            f"{r['errors']}/{r['stalls']}", cpus, f"{c.machine_busy:.0f}%", c.bottleneck(),
+            c.server_cpu_us, c.rss_peak]
+
+
+HEAD = ["target", "req/s", "chunks/s", "TTFB p50 ms", "TTFB p99", "total p50", "total p99",
+        "+TTFB p50", "+TTFB p99", "+total p50", "+total p99", "err/stall", "CPU% per process",
+        "machine busy", "bounded by", "server CPU µs/req", "server RSS peak MiB"]
+
+
+# ======================================================================== report
+def goals(cells: list[Cell]) -> list[str]:
+    def get(target: str, conc: int, stream: bool) -> Cell | None:
+        return next((c for c in cells if (c.target, c.conc, c.stream) == (target, conc, stream)), None)
+
+    lines: list[str] = []
+    d1, m1 = get("direct", 1, False), get("modelwire", 1, False)
+    if d1 and m1:
+        a50, a99 = m1.q("total", 50) - d1.q("total", 50), m1.q("total", 99) - d1.q("total", 99)
+        lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1", a50 <= 0.5, f"+{a50:.2f} ms"))
+        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1", a99 <= 1.5, f"+{a99:.2f} ms"))
+    mw = [c for c in cells if c.target == "modelwire" and not c.stream]
+    lite = [c for c in cells if c.target == "litellm" and not c.stream]
+    if mw:
+        best = max(mw, key=lambda c: c.res["ok"])
+        rps = best.res["ok"] / best.res["seconds"]
+        lines.append(goal_line("throughput >= 1,250 req/s", rps >= 1250,
+                               f"{rps:,.0f} req/s at concurrency {best.conc} (bounded by "
+                               f"{best.bottleneck()}); server CPU "
+                               f"{best.server_cpu_us:,.0f} µs/req = at most "
+                               f"{1e6 / best.server_cpu_us:,.0f} req/s per core"))
+        if lite:
+            lbest = max(lite, key=lambda c: c.res["ok"])
+            lrps = lbest.res["ok"] / lbest.res["seconds"]
+            x = rps / lrps if lrps else float("inf")
+            lines.append(goal_line("throughput >= 10x LiteLLM proxy", x >= 10,
+                                   f"{rps:,.0f} vs {lrps:,.0f} req/s = {x:.1f}x (CPU per request: "
+                                   f"{best.server_cpu_us:,.0f} vs {lbest.server_cpu_us:,.0f} µs = "
+                                   f"{lbest.server_cpu_us / best.server_cpu_us:.1f}x)"))
+        else:
+            lines.append(goal_line("throughput >= 10x LiteLLM proxy", None, "LiteLLM proxy not run"))
+    ms = [c for c in cells if c.target == "modelwire" and c.stream]
+    if ms:
+        best = max(ms, key=lambda c: c.res["chunks"])
+        cps = best.res["chunks"] / best.res["seconds"]
+        lines.append(goal_line("streamed chunks/s >= 50,000", cps >= 50_000,
+                               f"{cps:,.0f} chunks/s at concurrency {best.conc} (bounded by "
+                               f"{best.bottleneck()}); server CPU {best.server_cpu_us:,.0f} µs per "
+                               f"{best.res['chunks'] / max(best.res['ok'], 1):.0f}-chunk stream = at most "
+                               f"{1e6 / best.server_cpu_us * best.res['chunks'] / max(best.res['ok'], 1):,.0f} "
+                               f"chunks/s per core"))
+    ds1, ms1 = get("direct", 1, True), get("modelwire", 1, True)
+    if ds1 and ms1:
+        add = ms1.q("ttfb", 50) - ds1.q("ttfb", 50)
+        lines.append(goal_line("time to first byte <= 2 ms over direct (concurrency 1, p50)", add <= 2,
+                               f"+{add:.2f} ms (p99 +{ms1.q('ttfb', 99) - ds1.q('ttfb', 99):.2f} ms)"))
+    m256 = get("modelwire", 256, True)
+    if m256:
+        ok = m256.res["stalls"] == 0 and m256.res["errors"] == 0 and m256.res["ok"] > 0
+        lines.append(goal_line("256 concurrent streams without a stall", ok,
+                               f"{m256.res['ok']} streams done, {m256.res['stalls']} stalled "
+                               f"(silent > {STALL_S:.0f} s), {m256.res['errors']} errors"))
+        lines.append(goal_line("RSS <= 150 MB under that load", m256.rss_peak * 1.048576 <= 150,
+                               f"peak {m256.rss_peak * 1.048576:.0f} MB ({m256.rss_peak:.0f} MiB)"))
+    return lines
+
+
+def soak(b: Bench, gw: Proc, minutes: float) -> None:
+    """256 streams for ``minutes``; RSS sampled every run of 30 s (flat = no leak)."""
+    print(f"\nSoak: modelwire, 256 concurrent streams, {minutes:g} min; RSS every 30 s:")
+    samples = []
+    deadline = time.monotonic() + minutes * 60
+    while time.monotonic() < deadline:
+        seconds = min(30.0, max(1.0, deadline - time.monotonic()))
+        cell = run_cell(b, "modelwire", f"http://127.0.0.1:{gw.port}/v1/chat/completions", "emu", 256, True,
+                        seconds, gw, [])
+        samples.append(gw.rss())
+        print(f"  {len(samples) * 30:>5.0f} s: RSS {samples[-1]:.1f} MiB, {cell.res['ok']} streams, "
+              f"{cell.res['stalls']} stalls, {cell.res['errors']} errors")
+    if len(samples) >= 2:
+        print(f"  RSS first {samples[0]:.1f} MiB -> last {samples[-1]:.1f} MiB "
+              f"(max {max(samples):.1f})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--_loadgen"]:
+        return loadgen_main(argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per cell (max 60)")
+    ap.add_argument("--quick", action="store_true", help="4 s per cell")
+    ap.add_argument("--concurrency", default="1,32,256", help="comma-separated (default 1,32,256)")
+    ap.add_argument("--litellm", help="path of a `litellm` command with the proxy extra")
+    ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM proxy column")
+    ap.add_argument("--soak", type=float, default=0.0, help="then run 256 streams for MINUTES")
+    args = ap.parse_args(argv)
+    seconds = 4.0 if args.quick else min(60.0, max(1.0, args.seconds))
+    concs = [int(c) for c in args.concurrency.split(",")]
+    print(f"modelwire gateway benchmark — {machine()}; load average {loadavg()}")
+    print(f"{seconds:g} s per cell after a warm-up; pinned with taskset: "
+          f"{'server on the last core, upstream + load generator on the others' if Bench(Path('.')).pin else 'no'}")
+    with tempfile.TemporaryDirectory(prefix="mw-bench-gw-") as tmp:
+        b = Bench(Path(tmp))
+        try:
+            return _run(b, args, seconds, concs)
+        finally:
+            b.stop_all()
+
+
+def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -> int:
+    emu = start_emulator(b)
+    if emu is None:
+        return 1
+    targets: list[tuple[str, str, str, Proc | None]] = [
+        ("direct", f"http://127.0.0.1:{emu.port}/v1/chat/completions", "emulator-1", None)]
+    gw = start_modelwire(b, emu.port)
+    if gw is not None:
+        targets.append(("modelwire", f"http://127.0.0.1:{gw.port}/v1/chat/completions", "emu", gw))
+    lite_exe = None if args.no_litellm else find_litellm(args.litellm)
+    if lite_exe is None and not args.no_litellm:
+        print("  LiteLLM proxy column skipped: no `litellm` with its proxy extra (see bench/README.md)")
+    cells: list[Cell] = []
+    for name, url, model, server in targets:
+        cells += _target_cells(b, name, url, model, server, emu, concs, seconds)
+    if lite_exe:
+        lite = start_litellm(b, emu.port, lite_exe)
+        if lite is not None:
+            print(f"  LiteLLM proxy: {lite_exe} (RSS idle {lite.rss():.0f} MiB)")
+            cells += _target_cells(b, "litellm", f"http://127.0.0.1:{lite.port}/v1/chat/completions", "emu",
+                                   lite, emu, concs, seconds)
+            b.stop(lite)
+    for conc in concs:
+        print(f"\nconcurrency {conc}  (+ columns: added over direct, ms; CPU% of one core)")
+        rows = []
+        for stream in (False, True):
+            direct = next((c for c in cells if (c.target, c.conc, c.stream) == ("direct", conc, stream)), None)
+            rows += [cell_row(c, direct) for c in cells if c.conc == conc and c.stream == stream]
+        print(table(HEAD, rows))
+    print("\nGoals (issue 7, 1 worker):")
+    for line in goals(cells):
+        print(line)
+    if args.soak and gw is not None:
+        soak(b, gw, args.soak)
+    return 0
+
+
+def _target_cells(b: Bench, name: str, url: str, model: str, server: Proc | None, emu: Proc,
+                  concs: list[int], seconds: float) -> list[Cell]:
+    # the server under test gets its own core; for "direct" that is the upstream itself
+    b.repin(emu, "server" if server is None else "client")
+    # warm-up, discarded: servers import and build things on their first requests
+    # (modelwire's Client, LiteLLM's router), which is not steady-state cost
+    for stream in (False, True):
+        run_cell(b, name, url, model, 8, stream, 1.0, server, [emu])
+    out = []
+    for conc in concs:
+        for stream in (False, True):
+            cell = run_cell(b, name, url, model, conc, stream, seconds, server, [emu])
+            out.append(cell)
+            r = cell.res
+            print(f"  {name:9} c={conc:<3} {'stream' if stream else 'json  '} {r['ok'] / r['seconds']:8.0f} req/s "
+                  f"err {r['errors']} stall {r['stalls']} {r['error'] or ''}", flush=True)
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
