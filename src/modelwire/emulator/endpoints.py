@@ -82,6 +82,14 @@ class Backend:
             status, out_headers, chunks, error_event = self._serve(endpoint, profile, headers, body)
         except ApiError as err:
             return self._error(err, protocol, request_id, entry)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError,
+                RecursionError) as exc:
+            # a body shaped unlike anything the protocol allows, in a way no rule names: a real
+            # provider answers 400, never 5xx; the log keeps the cause for whoever debugs it
+            self.state.update(entry, internal_error=f"{type(exc).__name__}: {exc}")
+            err = ApiError(400, "Invalid request: the body does not match the API's schema "
+                           f"({type(exc).__name__}).")
+            return self._error(err, protocol, request_id, entry)
         out_headers["request-id" if protocol == "anthropic" else "x-request-id"] = request_id
         if endpoint not in ("models", "count_tokens"):
             out_headers.update(_ratelimit_headers(protocol))

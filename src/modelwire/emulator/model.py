@@ -296,8 +296,11 @@ def build_arguments(schema: dict[str, Any], text: str) -> dict[str, Any]:
 
 
 def _object(schema: dict[str, Any], values: _Values) -> dict[str, Any]:
-    props = schema.get("properties") or {}
-    required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+    # schemas come straight from callers: anything not shaped like JSON Schema is ignored
+    props = schema.get("properties")
+    props = props if isinstance(props, dict) else {}
+    required = schema.get("required")
+    required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
     out: dict[str, Any] = {}
     for name, sub in props.items():
         value = _value(name, sub if isinstance(sub, dict) else {}, values, name in required)
@@ -315,11 +318,11 @@ def _value(name: str, schema: dict[str, Any], values: _Values, required: bool) -
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
-    if kind is None and "anyOf" in schema:
+    if kind is None and isinstance(schema.get("anyOf"), list):
         options = [o for o in schema["anyOf"] if isinstance(o, dict) and o.get("type") != "null"]
         return _value(name, options[0], values, required) if options else None
     lname = name.lower()
-    if schema.get("enum"):
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
         low = values.text.lower()
         return next((e for e in schema["enum"] if str(e).lower() in low), schema["enum"][0])
     if kind in ("integer", "number"):

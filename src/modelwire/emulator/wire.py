@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -45,7 +46,11 @@ def new_id(prefix: str, length: int = 24) -> str:
 
 
 def dumps(obj: Any) -> bytes:
-    return orjson.dumps(obj)
+    try:
+        return orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        # orjson refuses integers past 64 bits and lone surrogates, which callers can send
+        return json.dumps(obj).encode()
 
 
 def tokens(chars: int) -> int:

@@ -62,7 +62,9 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
     for m in messages:
         content = m.get("content")
         blocks += content if isinstance(content, list) else [{"text": content}]
-    stream_options = body.get("stream_options") or {}
+    stream_options = body.get("stream_options")
+    if not isinstance(stream_options, dict):
+        stream_options = {}
     return Parsed(
         prompt, model, bool(body.get("stream")),
         prompt_chars=len(dumps([body.get("tools"), messages])),
@@ -112,7 +114,7 @@ def _messages(messages: list[Any], profile: EmuProfile, thinking_on: bool) -> li
             turns.append(Turn("assistant", text_of(msg.get("content")), tuple(calls)))
         elif role == "tool":
             call_id = msg.get("tool_call_id")
-            if call_id not in open_calls:
+            if not isinstance(call_id, str) or call_id not in open_calls:
                 raise bad("Invalid parameter: messages with role 'tool' must be a response to a "
                           "preceeding message with 'tool_calls'.", param=f"messages.[{i}].role")
             del open_calls[call_id]
@@ -138,6 +140,9 @@ def _missing_results(i: int, open_calls: dict[str, int]) -> ApiError:
 def _calls(i: int, raw: Any) -> list[PlannedCall]:
     if not raw:
         return []
+    if not isinstance(raw, list):
+        raise bad(f"Invalid type for 'messages[{i}].tool_calls': expected an array.",
+                  param=f"messages[{i}].tool_calls", code="invalid_type")
     out = []
     for j, call in enumerate(raw):
         fn = call.get("function") if isinstance(call, dict) else None

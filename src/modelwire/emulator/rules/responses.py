@@ -31,6 +31,9 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
                   code="missing_required_parameter")
     store = body.get("store", True) is not False
     raw_input = body.get("input")
+    if raw_input is not None and not isinstance(raw_input, (str, list)):
+        raise bad("Invalid type for 'input': expected one of a string or an array of input items.",
+                  param="input", code="invalid_type")
     items: list[Any] = (
         [{"type": "message", "role": "user", "content": raw_input}]
         if isinstance(raw_input, str) else list(raw_input or [])
@@ -38,6 +41,9 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
     previous = body.get("previous_response_id")
     history: list[Any] = []
     if previous:
+        if not isinstance(previous, str):
+            raise bad("Invalid type for 'previous_response_id': expected a string.",
+                      param="previous_response_id", code="invalid_type")
         if previous not in stored:
             raise bad(f"Previous response with id '{previous}' not found.",
                       param="previous_response_id", code="previous_response_not_found")
@@ -58,7 +64,8 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         json_schema=_text_format(body.get("text")),
     )
-    include = body.get("include") or []
+    include = body.get("include")
+    include = include if isinstance(include, list) else []
     return Parsed(
         prompt, model, bool(body.get("stream")),
         prompt_chars=len(dumps([body.get("instructions"), body.get("tools"), history, items])),
@@ -125,6 +132,8 @@ def _check_reasoning(i: int, item: dict[str, Any], items: list[Any], signer: Sig
 
 
 def _tools(raw: Any) -> tuple[ToolDef, ...]:
+    if raw is not None and not isinstance(raw, list):
+        raise bad("Invalid type for 'tools': expected an array.", param="tools", code="invalid_type")
     out = []
     for i, tool in enumerate(raw or []):
         if not isinstance(tool, dict):
