@@ -50,6 +50,13 @@ class Gateway:
         if self.sealer.ephemeral:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
         self._clients: dict[str, Any] = {}
+        routing = getattr(config, "smart_routing", None)
+        self.routing_on = bool(routing and routing.enabled and routing.cheap_model)
+        self.routing_memory: Any = None
+        if self.routing_on:
+            from ..routing import RoutingMemory
+
+            self.routing_memory = RoutingMemory()
         self.draining = False
         self.drain_expired = False
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
@@ -69,6 +76,18 @@ class Gateway:
         self.drain_expired = True
         for task in list(self.streams):
             task.cancel("modelwire gateway shutting down")
+
+    def route(self, model: str, messages: list[Any], conversation_id: str | None) -> tuple[str, Any]:
+        """Smart routing for requests to the default model: a simple turn goes to the
+        cheap model; with an ``x-modelwire-conversation-id`` header the choice is
+        sticky for that conversation (escalation only goes up)."""
+        if not self.routing_on or model != getattr(self.config, "default_model", None):
+            return model, None
+        from ..routing import route_messages
+
+        sticky = self.routing_memory.state(conversation_id) if conversation_id else None
+        route = route_messages(messages, self.config, sticky_state=sticky, primary=model)
+        return route.model_name, route
 
     def client(self, model: str) -> Any:
         client = self._clients.get(model)

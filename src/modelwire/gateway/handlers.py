@@ -31,6 +31,7 @@ class _Ctx:
     upstream: str = "-"
     status: int = 200
     tokens: int = 0
+    route: str | None = None
 
     def log(self) -> None:
         if not self.enabled:
@@ -45,7 +46,9 @@ class _Ctx:
 def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     attempts = getattr(completion, "attempts", ()) or ()
     served = f"{completion.provider}/{completion.model}" if getattr(completion, "provider", "") else getattr(completion, "model", "")
+    extra = {"x-modelwire-route": ctx.route} if ctx.route else {}
     return {
+        **extra,
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
         "x-modelwire-attempts": str(max(1, len(attempts))),
@@ -137,6 +140,10 @@ class _Handlers:
             self.gw.keys.check(request.headers)
             req = await self._decode(request, ctx)
             ctx.model = self.gw.models.resolve(req.get("model"))
+            ctx.model, route = self.gw.route(
+                ctx.model, req["messages"], request.headers.get("x-modelwire-conversation-id"))
+            if route is not None:
+                ctx.route = f"{route.kind}: {route.reason}"
             client = self.gw.client(ctx.model)
             same = getattr(client, "api_mode", None) == door
             opts = _client_options(req, same)
