@@ -158,3 +158,11 @@ def test_successful_answers_carry_rate_limit_headers(http):
     a = http.post("/v1/messages", json=MSG, headers=anthropic_headers())
     assert a.headers["anthropic-ratelimit-requests-remaining"] == "49"
     assert a.headers["request-id"].startswith("req_")
+
+
+def test_listening_socket_is_tcp_so_answers_are_not_held_by_nagle(emulator):
+    import socket
+
+    # asyncio turns on TCP_NODELAY for accepted connections only when the listening
+    # socket's proto is TCP; without it every answer waited for a delayed ACK
+    assert emulator._socket.proto == socket.IPPROTO_TCP

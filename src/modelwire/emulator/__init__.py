@@ -72,7 +72,10 @@ class Emulator:
 
         from .app import build_app
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted connections only
+        # when the listening socket says TCP; with proto 0 every answer waited ~40 ms on
+        # Nagle + delayed ACK
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self._port))
         self._socket = sock
