@@ -166,3 +166,13 @@ def test_listening_socket_is_tcp_so_answers_are_not_held_by_nagle(emulator):
     # asyncio turns on TCP_NODELAY for accepted connections only when the listening
     # socket's proto is TCP; without it every answer waited for a delayed ACK
     assert emulator._socket.proto == socket.IPPROTO_TCP
+
+
+def test_request_log_filters_by_number_and_endpoint(emu, http):
+    mark = max([e["n"] for e in emu.requests()["requests"]], default=0)
+    http.post("/v1/chat/completions", json=CHAT, headers=openai_headers())
+    http.post("/v1/messages", json=MSG, headers=anthropic_headers())
+    assert [e["endpoint"] for e in emu.requests(since=mark)["requests"]] == [
+        "chat_completions", "messages"]
+    over_http = http.get("/__emulator/requests", params={"since": mark, "endpoint": "messages"})
+    assert [e["endpoint"] for e in over_http.json()["requests"]] == ["messages"]

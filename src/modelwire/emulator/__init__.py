@@ -134,9 +134,11 @@ class Emulator:
     def clear_faults(self) -> None:
         self.backend.faults.clear()
 
-    def requests(self) -> dict[str, Any]:
-        """The request log and counters, as ``GET /__emulator/requests`` returns them."""
-        return dict(self.backend.state.snapshot(), faults=self.backend.faults.snapshot())
+    def requests(self, since: int = 0, endpoint: str | None = None) -> dict[str, Any]:
+        """The request log and counters, as ``GET /__emulator/requests`` returns them;
+        ``since`` keeps entries numbered above it, ``endpoint`` one endpoint's entries."""
+        return dict(self.backend.state.snapshot(since, endpoint),
+                    faults=self.backend.faults.snapshot())
 
     def set_script(self, script: str | pathlib.Path | Iterable[Any] | None) -> None:
         """Replace the script (a JSONL path or a list of response dicts); None: the model."""

@@ -3,7 +3,8 @@ and the loopback-only control endpoints.
 
 Control endpoints (test facilities, loopback clients only):
 
-* ``GET /__emulator/requests``: ``{"requests": [...], "counters": {...}, "faults": [...]}``
+* ``GET /__emulator/requests[?since=N][&endpoint=E]``:
+  ``{"requests": [...], "counters": {...}, "faults": [...]}``
   Each request: ``n``, ``time``, ``method``, ``path``, ``endpoint``, ``profile``, ``model``,
   ``stream``, ``headers`` (credentials masked), ``body``, ``status``, ``fault``, ``error``,
   ``completed``, ``disconnected``, ``disconnected_at``, ``chunks_sent``.
@@ -61,7 +62,12 @@ def build_app(backend: Backend) -> Starlette:
         if request.method == "DELETE":
             backend.state.reset()
             return Response(status_code=204)
-        return JSONResponse(dict(backend.state.snapshot(), faults=backend.faults.snapshot()))
+        try:
+            since = int(request.query_params.get("since", 0))
+        except ValueError:
+            return JSONResponse({"error": "since must be an integer"}, 400)
+        snap = backend.state.snapshot(since, request.query_params.get("endpoint"))
+        return JSONResponse(dict(snap, faults=backend.faults.snapshot()))
 
     async def faults_endpoint(request: Request) -> Response:
         if (denied := _loopback_only(request)) is not None:

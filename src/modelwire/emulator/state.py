@@ -62,10 +62,13 @@ class EmulatorState:
         with self._lock:
             self.counters[group][key] += 1
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self, since: int = 0, endpoint: str | None = None) -> dict[str, Any]:
+        """The log (entries numbered above ``since``, of ``endpoint`` if given) and counters."""
         with self._lock:
+            entries = [e for e in self._log
+                       if e["n"] > since and (endpoint is None or e.get("endpoint") == endpoint)]
             return {
-                "requests": copy.deepcopy(list(self._log)),
+                "requests": copy.deepcopy(entries),
                 "counters": {k: dict(v) for k, v in self.counters.items()},
             }
 
