@@ -93,3 +93,27 @@ def test_issued_access_tokens_work_as_keys_when_keys_are_restricted():
         assert http.post("/v1/messages", json=body, headers=headers).status_code == 200
         assert http.post("/v1/messages", json=body,
                          headers=anthropic_headers()).status_code == 401
+
+
+def test_expired_access_tokens_get_401_until_refreshed(emu, http):
+    tokens, _, _ = _login(http)
+    body = {"model": "emulator-1", "messages": [{"role": "user", "content": "hi"}]}
+    bearer = {"authorization": f"Bearer {tokens['access_token']}"}
+    assert http.post("/v1/chat/completions", json=body, headers=bearer).status_code == 200
+    emu.expire_access_tokens()
+    r = http.post("/v1/chat/completions", json=body, headers=bearer)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+    fresh = http.post("/oauth/token", data={"grant_type": "refresh_token",
+                                            "refresh_token": tokens["refresh_token"]}).json()
+    assert http.post("/v1/chat/completions", json=body,
+                     headers={"authorization": f"Bearer {fresh['access_token']}"}).status_code == 200
+
+
+def test_keys_can_be_replaced_at_runtime():
+    with Emulator(keys=["k-first-000001"]) as emu, httpx.Client(base_url=emu.base_url) as http:
+        body = {"model": "emulator-1", "messages": [{"role": "user", "content": "hi"}]}
+        first = {"authorization": "Bearer k-first-000001"}
+        assert http.post("/v1/chat/completions", json=body, headers=first).status_code == 200
+        emu.set_keys(["k-second-00002"])  # revoke the first
+        assert http.post("/v1/chat/completions", json=body, headers=first).status_code == 401
+        assert "running" in repr(emu)

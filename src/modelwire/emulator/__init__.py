@@ -44,7 +44,8 @@ class Emulator:
     def __init__(self, profile: str = "lenient", keys: Iterable[str] | None = None,
                  script: str | pathlib.Path | Iterable[Any] | None = None,
                  signing_key: str | bytes | None = None, *, host: str = "127.0.0.1",
-                 port: int = 0, max_hang: float = 10.0, log_level: str = "critical") -> None:
+                 port: int = 0, max_hang: float = 10.0, oauth_access_ttl: int = 3600,
+                 log_level: str = "critical") -> None:
         from .endpoints import Backend
         from .profiles import PROFILES
         from .script import load_script
@@ -59,6 +60,7 @@ class Emulator:
             signer=Signer.from_key(signing_key),
             max_hang=max_hang,
         )
+        self.backend.oauth.access_ttl = oauth_access_ttl
         self.host = host
         self._port = port
         self._log_level = log_level
@@ -145,6 +147,18 @@ class Emulator:
         from .script import load_script
 
         self.backend.script = load_script(script) if script is not None else None
+
+    def set_keys(self, keys: Iterable[str] | None) -> None:
+        """Replace the accepted API keys (None: any non-empty key), e.g. to revoke one."""
+        self.backend.keys = frozenset(keys) if keys is not None else None
+
+    def expire_access_tokens(self) -> None:
+        """Expire every OAuth access token issued so far (their refresh tokens stay valid)."""
+        self.backend.oauth.expire_access_tokens()
+
+    def __repr__(self) -> str:
+        state = "running" if self._server is not None else "stopped"
+        return f"Emulator({self.base_url!r}, profile={self.backend.profile!r}, {state})"
 
     def reset(self) -> None:
         """Empty the request log and counters (faults stay)."""

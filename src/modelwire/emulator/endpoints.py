@@ -14,7 +14,7 @@ import orjson
 from . import render_anthropic, render_chat, render_responses
 from .faults import ERROR_FAULTS, STREAM_FAULTS, Fault, FaultStore, fault_error, parse_header
 from .model import Reply, respond
-from .oauth import OAuthServer
+from .oauth import ACCESS_PREFIX, OAuthServer
 from .profiles import PROFILES, EmuProfile
 from .response import EmuResponse
 from .rules import Parsed
@@ -115,7 +115,10 @@ class Backend:
         auth = headers.get("authorization", "")
         if not key and auth.lower().startswith("bearer "):
             key = auth[7:].strip()
-        if key and (self.keys is None or key in self.keys or self.oauth.is_access_token(key)):
+        if key.startswith(ACCESS_PREFIX):
+            if self.oauth.is_access_token(key):
+                return
+        elif key and (self.keys is None or key in self.keys):
             return
         if protocol == "anthropic":
             message = "invalid x-api-key" if key else "x-api-key header is required"

@@ -6,7 +6,9 @@ with ``code`` and ``state`` (or answers JSON when no redirect_uri is given).
 (``code_verifier`` must hash to the ``code_challenge``; codes are single-use) and
 ``refresh_token`` grants. Refresh tokens are single-use and rotate: a reused one gets
 ``invalid_grant``, as providers with rotating refresh tokens answer. Access tokens it
-issues are accepted as API keys by the model endpoints, also when ``--keys`` is set.
+issues are accepted as API keys by the model endpoints, also when ``--keys`` is set, until
+they expire (``expires_in``); an expired one gets 401 even without ``--keys``, so clients'
+refresh-on-401 paths can be tested.
 Counters: ``oauth`` (per grant and outcome) and ``refresh_tokens`` (uses per token
 prefix) in ``GET /__emulator/requests``.
 """
@@ -17,13 +19,16 @@ import base64
 import hashlib
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
 from .state import EmulatorState
 
-__all__ = ["OAuthServer", "s256"]
+__all__ = ["ACCESS_PREFIX", "OAuthServer", "s256"]
+
+ACCESS_PREFIX = "emu-at-"  # access tokens it issues: checked for validity and expiry
 
 
 def s256(verifier: str) -> str:
@@ -37,12 +42,18 @@ class OAuthServer:
     access_ttl: int = 3600
     _codes: dict[str, dict[str, Any]] = field(default_factory=dict)
     _refresh: dict[str, bool] = field(default_factory=dict)  # token -> already used
-    _access: set[str] = field(default_factory=set)
+    _access: dict[str, float] = field(default_factory=dict)  # token -> expiry (epoch seconds)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def is_access_token(self, token: str) -> bool:
+        """Whether ``token`` is an access token this server issued that has not expired."""
         with self._lock:
-            return token in self._access
+            return self._access.get(token, 0.0) > time.time()
+
+    def expire_access_tokens(self) -> None:
+        """Expire every issued access token now (refresh tokens stay valid)."""
+        with self._lock:
+            self._access = dict.fromkeys(self._access, 0.0)
 
     def authorize(self, params: dict[str, str]) -> tuple[int, dict[str, str], dict[str, Any]]:
         """(status, headers, json body) for GET /oauth/authorize."""
@@ -107,10 +118,10 @@ class OAuthServer:
         return 400, {"error": error, "error_description": description}
 
     def _issue(self, scope: str | None) -> dict[str, Any]:
-        access = "emu-at-" + secrets.token_urlsafe(24)
+        access = ACCESS_PREFIX + secrets.token_urlsafe(24)
         refresh = "emu-rt-" + secrets.token_urlsafe(24)
         with self._lock:
-            self._access.add(access)
+            self._access[access] = time.time() + self.access_ttl
             self._refresh[refresh] = False
         body: dict[str, Any] = {"access_token": access, "token_type": "Bearer",
                                 "expires_in": self.access_ttl, "refresh_token": refresh}
