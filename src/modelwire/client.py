@@ -263,6 +263,8 @@ class Stream:
     ``interrupt`` (a ``threading.Event``) is checked on every chunk: when set, the
     connection is closed at once and iteration ends with ``completion.interrupted``.
     ``close()`` (or leaving a ``with`` block) does the same from the caller's side.
+    ``abort()`` does it from *another* thread, even while the stream is stalled
+    waiting for bytes: it closes the socket under the blocked read.
     """
 
     def __init__(self, client: Client, turn: Turn, interrupt: Any) -> None:
@@ -271,7 +273,16 @@ class Stream:
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
+        self._resp: Any = None
+        self._aborted = False
         self._gen = self._run()
+
+    def abort(self) -> None:
+        """Cut the stream from any thread; the iterating thread ends with the partial."""
+        self._aborted = True
+        resp = self._resp
+        if resp is not None:
+            resp.close()
 
     @property
     def model(self) -> str:
@@ -300,13 +311,16 @@ class Stream:
         try:
             while True:
                 acc = None
-                if self._interrupt is not None and self._interrupt.is_set():
+                if self._aborted or (self._interrupt is not None and self._interrupt.is_set()):
                     self._interrupted_before_start()  # checked before every attempt
                     return
                 try:
                     plan = turn.plan()
                     acc = self._acc = Accumulator(model=plan.endpoint.model_id)
                     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
+                        self._resp = resp
+                        if self._aborted:
+                            resp.close()
                         if resp.status >= 400:
                             raise turn.http_error(resp.status, resp.headers, resp.read())
                         if _is_json(resp):
@@ -315,6 +329,9 @@ class Stream:
                             yield from self._events(resp, acc)
                     return
                 except ModelwireError as exc:
+                    if self._aborted:  # our own abort() closed the socket: an interrupt
+                        self._interrupted_before_start()
+                        return
                     if acc is not None and acc.started:
                         raise turn.failed_after_start(exc, acc.result()) from None
                     wait = turn.fail(exc)
@@ -334,7 +351,7 @@ class Stream:
         interrupt = self._interrupt
         renew_at = self._turn.renew_at()
         for chunk in resp.iter_chunks():
-            if interrupt is not None and interrupt.is_set():
+            if self._aborted or (interrupt is not None and interrupt.is_set()):
                 resp.close()  # at once: no more tokens are generated for us
                 self._interrupted()
                 return

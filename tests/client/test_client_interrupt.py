@@ -97,3 +97,21 @@ async def test_asyncio_event_interrupt_ends_the_stream(fake):
     assert stream.completion.interrupted
     assert stream.completion.text == _text(seen) == "w0 w1"
     assert await asyncio.to_thread(fake.wait_for, lambda: fake.disconnects == 1)
+
+
+def test_abort_from_another_thread_cuts_a_stalled_stream(fake):
+    fake.push(Reply("stall", after=2))  # two events, then silence
+    two_seen = threading.Event()
+    seen = []
+    with Client("custom/fake-1", **_kw(fake)) as client:
+        stream = client.stream(HI)
+        aborter = threading.Thread(target=lambda: (two_seen.wait(5), stream.abort()))
+        aborter.start()
+        for event in stream:
+            seen.append(event)
+            if len(seen) == 2:
+                two_seen.set()
+        aborter.join(5)
+    done = stream.completion
+    assert done.interrupted and done.text == _text(seen) == "Hello from"
+    assert len(fake.requests) == 1
