@@ -288,7 +288,13 @@ def _peer_decoders(kind: str, data: bytes) -> dict[str, Callable[[], Any] | None
             chunks: list[Any] = []
             _framed(data, lambda ev: chunks.append(parser.chunk_parser(ev)))
             return litellm.stream_chunk_builder(chunks)
+
+        def lite_parse() -> None:
+            # the per-event parser alone: the part issue 2's 21 µs/event refers to
+            parser = It(streaming_response=None, sync_stream=True)
+            _framed(data, parser.chunk_parser)
         peers["litellm"] = lite
+        peers["litellm chunk_parser only"] = lite_parse
     except ImportError as exc:
         print(f"  (LiteLLM skipped: {exc})")
     if kind == "anthropic":
@@ -330,7 +336,7 @@ def _check_same_answer(kind: str, data: bytes) -> None:
     text = msg.get("content") or ""
     calls = [(c["function"]["name"], c["function"]["arguments"]) for c in msg.get("tool_calls") or []]
     for name, fn in _peer_decoders(kind, data).items():
-        if fn is None:
+        if fn is None or name.endswith(" only"):
             continue
         res = fn()
         if name == "anthropic SDK":

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -62,7 +63,7 @@ async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
 
     conn = aiohttp.TCPConnector(limit=conc, limit_per_host=conc)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=STALL_S, sock_read=STALL_S)
-    headers = {"content-type": "application/json", "authorization": "Bearer sk-bench-0000"}
+    headers = {"content-type": "application/json", "authorization": f"Bearer {os.environ['MW_BENCH_KEY']}"}
     ttfb: list[float] = []
     total: list[float] = []
     counts = {"ok": 0, "chunks": 0, "errors": 0, "stalls": 0, "late": 0}
@@ -191,8 +192,9 @@ class Bench:
     def start(self, name: str, argv: list[str], port: int, health: str, role: str,
               env: dict[str, str] | None = None, timeout: float = 60.0) -> Proc | None:
         log = self.workdir / f"{name}.log"
+        full_env = {k: v for k, v in os.environ.items() if k not in _UNSET_ENV}
         popen = subprocess.Popen(self.cores(role) + argv, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-                                 env={**os.environ, **(env or {})}, start_new_session=True)
+                                 env={**full_env, **(env or {})}, start_new_session=True)
         proc = Proc(name, popen, port, log)
         self.procs.append(proc)
         if not wait_http(f"http://127.0.0.1:{port}{health}", timeout=timeout, proc=popen):
@@ -222,6 +224,9 @@ class Bench:
         for proc in list(self.procs):
             self.stop(proc)
 
+
+# a database or a config the user has set must not change what a server does here
+_UNSET_ENV = frozenset({"DATABASE_URL", "MODELWIRE_CONFIG", "REDIS_URL", "REDIS_HOST"})
 
 _EMULATOR = """
 import sys, uvicorn
@@ -276,8 +281,10 @@ def start_litellm(b: Bench, upstream: int, exe: str) -> Proc | None:
                    "      model: openai/emulator-1\n"
                    f"      api_base: http://127.0.0.1:{upstream}/v1\n      api_key: sk-bench-0000\n")
     # no database, no master key, no network: the local model price map, no telemetry
-    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
-           "DATABASE_URL": "", "LITELLM_LOG": "ERROR"}
+    # (DATABASE_URL must be absent: an empty one is refused as an unsupported scheme; the
+    # proxy refuses to start without a strong master key, which the load generator sends)
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False", "LITELLM_LOG": "ERROR",
+           "LITELLM_MASTER_KEY": os.environ["MW_BENCH_KEY"]}
     return b.start("litellm", [exe, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
                                "--num_workers", "1"], port, "/health/liveliness", "server", env=env,
                    timeout=180)
@@ -441,9 +448,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", default="1,32,256", help="comma-separated (default 1,32,256)")
     ap.add_argument("--litellm", help="path of a `litellm` command with the proxy extra")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM proxy column")
+    ap.add_argument("--no-modelwire", action="store_true", help="skip the modelwire column")
     ap.add_argument("--soak", type=float, default=0.0, help="then run 256 streams for MINUTES")
     args = ap.parse_args(argv)
     seconds = 4.0 if args.quick else min(60.0, max(1.0, args.seconds))
+    # one fake key for every target: the emulator takes any, modelwire (no gateway keys
+    # configured, loopback) ignores it, LiteLLM's proxy wants it as its master key
+    os.environ.setdefault("MW_BENCH_KEY", "sk-" + secrets.token_hex(24))
     concs = [int(c) for c in args.concurrency.split(",")]
     print(f"modelwire gateway benchmark — {machine()}; load average {loadavg()}")
     print(f"{seconds:g} s per cell after a warm-up; pinned with taskset: "
@@ -462,7 +473,7 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
         return 1
     targets: list[tuple[str, str, str, Proc | None]] = [
         ("direct", f"http://127.0.0.1:{emu.port}/v1/chat/completions", "emulator-1", None)]
-    gw = start_modelwire(b, emu.port)
+    gw = None if args.no_modelwire else start_modelwire(b, emu.port)
     if gw is not None:
         targets.append(("modelwire", f"http://127.0.0.1:{gw.port}/v1/chat/completions", "emu", gw))
     lite_exe = None if args.no_litellm else find_litellm(args.litellm)
