@@ -10,7 +10,7 @@
             ...
         s.completion  # the Completion, also when interrupted
 
-Each call runs one retry loop (:class:`~modelwire._client_core.Turn` keeps its
+Each call runs one retry loop (:class:`~modelwire._client_turn.Turn` keeps its
 books): encode for the current model, send, and on failure let the ladder in
 :mod:`modelwire.resilience.policy` choose — strip reasoning, refresh, rotate
 the credential, back off, fall back, or raise. Before the first event of a
@@ -55,10 +55,6 @@ if TYPE_CHECKING:
 __all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
 
 log = logging.getLogger("modelwire.client")
-
-
-def _options(**kw: Any) -> Options:
-    return Options(**kw)
 
 
 class _Base:
@@ -113,8 +109,6 @@ class _Base:
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}({self._settings.model!r})"
 
-    def _turn(self, messages: list[Any], kw: dict[str, Any], *, stream: bool) -> Turn:
-        return Turn(self._settings, messages, _options(**kw), stream=stream)
 
 
 def _warm_codec(settings: Settings, endpoint: Any) -> None:
@@ -158,10 +152,31 @@ class Client(_Base):
             self._transport = SyncHTTPTransport()
         return self._transport  # type: ignore[no-any-return]
 
-    def complete(self, messages: list[Any], **kw: Any) -> Completion:
+    def complete(
+        self,
+        messages: list[Any],
+        *,
+        tools: list[Any] | None = None,
+        tool_choice: Any = None,
+        thinking: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: str | list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Completion:
         """Send one non-streaming request (streams and accumulates when the endpoint
-        only streams) and return the :class:`~modelwire.Completion`."""
-        turn = self._turn(messages, kw, stream=False)
+        only streams) and return the :class:`~modelwire.Completion`.
+
+        ``thinking``: ``low`` | ``medium`` | ``high`` | ``xhigh`` | ``max`` or None;
+        ``extra`` is merged into the encoded body last; ``headers`` go upstream as-is.
+        """
+        options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
+                       response_format, parallel_tool_calls, extra, headers)
+        turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else _sync_sleep
         try:
@@ -181,9 +196,28 @@ class Client(_Base):
         finally:
             turn.release()
 
-    def stream(self, messages: list[Any], *, interrupt: Any = None, **kw: Any) -> Stream:
-        """Stream the answer as normalized events; ``.completion`` once done or interrupted."""
-        return Stream(self, self._turn(messages, kw, stream=True), interrupt)
+    def stream(
+        self,
+        messages: list[Any],
+        *,
+        tools: list[Any] | None = None,
+        tool_choice: Any = None,
+        thinking: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: str | list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        interrupt: Any = None,
+    ) -> Stream:
+        """Stream the answer as normalized events; ``.completion`` once done or interrupted.
+        Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
+        options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
+                       response_format, parallel_tool_calls, extra, headers)
+        return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
 
     def close(self) -> None:
         if self._transport is not None:
@@ -396,8 +430,26 @@ class AsyncClient(_Base):
             self._transport = AsyncHTTPTransport()
         return self._transport  # type: ignore[no-any-return]
 
-    async def complete(self, messages: list[Any], **kw: Any) -> Completion:
-        turn = self._turn(messages, kw, stream=False)
+    async def complete(
+        self,
+        messages: list[Any],
+        *,
+        tools: list[Any] | None = None,
+        tool_choice: Any = None,
+        thinking: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: str | list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """As :meth:`Client.complete`."""
+        options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
+                       response_format, parallel_tool_calls, extra, headers)
+        turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else asyncio.sleep
         try:
@@ -419,8 +471,29 @@ class AsyncClient(_Base):
         finally:
             turn.release()
 
-    def stream(self, messages: list[Any], *, interrupt: Any = None, **kw: Any) -> AsyncStream:
-        return AsyncStream(self, self._turn(messages, kw, stream=True), interrupt)
+    def stream(
+        self,
+        messages: list[Any],
+        *,
+        tools: list[Any] | None = None,
+        tool_choice: Any = None,
+        thinking: str | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: str | list[str] | None = None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        interrupt: Any = None,
+    ) -> AsyncStream:
+        """As :meth:`Client.stream`; ``interrupt`` may be an ``asyncio.Event`` or a
+        ``threading.Event``, or cancel the consuming task."""
+        options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
+                       response_format, parallel_tool_calls, extra, headers)
+        return AsyncStream(self, Turn(self._settings, messages, options, stream=True),
+                           interrupt)
 
     async def close(self) -> None:
         if self._transport is not None:
