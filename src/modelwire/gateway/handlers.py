@@ -15,6 +15,8 @@ from ..events import StreamError
 from .app import _client_options, _error_response, _read_body, _request_id, access_log
 from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
+from .forward import forward
+from .lane import eligible
 
 __all__ = ["make_handlers"]
 
@@ -32,6 +34,8 @@ class _Ctx:
     status: int = 200
     tokens: int = 0
     route: str | None = None
+    raw: bytes = b""
+    lane: bool = False
 
     def log(self) -> None:
         if not self.enabled:
@@ -47,6 +51,8 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     attempts = getattr(completion, "attempts", ()) or ()
     served = f"{completion.provider}/{completion.model}" if getattr(completion, "provider", "") else getattr(completion, "model", "")
     extra = {"x-modelwire-route": ctx.route} if ctx.route else {}
+    if ctx.lane:
+        extra["x-modelwire-lane"] = "passthrough"
     return {
         **extra,
         "x-request-id": ctx.request_id,
@@ -106,7 +112,7 @@ class _Handlers:
     async def _decode(self, request: Any, ctx: _Ctx) -> dict[str, Any]:
         import orjson
 
-        body = await _read_body(request, self.gw.max_body)
+        body = ctx.raw = await _read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -146,6 +152,10 @@ class _Handlers:
                 ctx.route = f"{route.kind}: {route.reason}"
             client = self.gw.client(ctx.model)
             same = getattr(client, "api_mode", None) == door
+            if same and eligible(client, door, ctx.raw):
+                forwarded = await forward(client, req, ctx, request.headers)
+                if forwarded is not None:
+                    return forwarded
             opts = _client_options(req, same)
             if req.get("stream"):
                 return await self._stream(client, req, opts, ctx)

@@ -44,14 +44,14 @@ def _row(cls: type[ProviderProfile] = ProviderProfile, **fields: Any) -> Provide
 _ROWS: list[ProviderProfile] = [
     # ---------------------------------------------------------------- first parties
     _row(
-        name="openai", base_url="https://api.openai.com/v1", key_env=("OPENAI_API_KEY",),
+        name="openai", raw_passthrough=True, base_url="https://api.openai.com/v1", key_env=("OPENAI_API_KEY",),
         docs_url="https://platform.openai.com/docs/api-reference/chat",
         # reasoning models reject max_tokens ("Use 'max_completion_tokens' instead")
         max_tokens_field="max_completion_tokens",
         reasoning_request="reasoning_effort", developer_role=True,
     ),
     _row(
-        name="anthropic", base_url="https://api.anthropic.com", api_mode="anthropic_messages",
+        name="anthropic", raw_passthrough=True, base_url="https://api.anthropic.com", api_mode="anthropic_messages",
         auth_style="x-api-key", key_env=("ANTHROPIC_API_KEY",),
         docs_url="https://docs.anthropic.com/en/api/messages",
         accepts_issuers=_ANTHROPIC_FAMILY,
@@ -61,7 +61,7 @@ _ROWS: list[ProviderProfile] = [
         unique_tool_names=True, tool_id_format="anthropic",
     ),
     _row(
-        name="openrouter", base_url="https://openrouter.ai/api/v1",
+        name="openrouter", raw_passthrough=True, base_url="https://openrouter.ai/api/v1",
         key_env=("OPENROUTER_API_KEY",), docs_url="https://openrouter.ai/docs/api-reference",
         # Gemini 3 and Claude via OpenRouter need reasoning_details back verbatim on
         # tool turns (OpenRouterTeam/typescript-sdk#120, Roo-Code#9506)
@@ -311,7 +311,7 @@ _ROWS: list[ProviderProfile] = [
     # round-trip there; corpus: openai and azure_openai /responses exchanges).
     # resolve("openai/gpt-5", api_mode="responses") picks these rows (VARIANTS below).
     _row(
-        name="openai-responses", base_url="https://api.openai.com/v1", api_mode="responses",
+        name="openai-responses", raw_passthrough=True, base_url="https://api.openai.com/v1", api_mode="responses",
         key_env=("OPENAI_API_KEY",), issuer="openai",
         docs_url="https://platform.openai.com/docs/api-reference/responses",
         reasoning_request="reasoning_effort", developer_role=True, vision_in_tool_results=True,
@@ -324,15 +324,16 @@ _ROWS: list[ProviderProfile] = [
         reasoning_request="reasoning_effort", developer_role=True, vision_in_tool_results=True,
     ),
     # ---------------------------------------------------------------- filled at run time
-    _row(name="custom"),
+    # a custom endpoint speaks its declared protocol as its clients send it
+    _row(name="custom", raw_passthrough=True),
     # the emulator's Chat Completions door takes OpenAI's reasoning_effort and, like
     # DeepSeek, answers with reasoning_content that it accepts back
-    _row(name="emulator", local=True, issuer="emulator", reasoning_request="reasoning_effort",
+    _row(name="emulator", raw_passthrough=True, local=True, issuer="emulator", reasoning_request="reasoning_effort",
          reasoning_echo="reasoning_content"),
-    _row(name="emulator-anthropic", api_mode="anthropic_messages", auth_style="x-api-key",
+    _row(name="emulator-anthropic", raw_passthrough=True, api_mode="anthropic_messages", auth_style="x-api-key",
          anthropic_version="2023-06-01", local=True, issuer="emulator",
          tool_id_format="anthropic", vision_in_tool_results=True),
-    _row(name="emulator-responses", api_mode="responses", local=True, issuer="emulator",
+    _row(name="emulator-responses", raw_passthrough=True, api_mode="responses", local=True, issuer="emulator",
          vision_in_tool_results=True),
 ]
 

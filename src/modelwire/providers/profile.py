@@ -86,6 +86,9 @@ class ProviderProfile:
     unique_tool_names: bool = False
     tool_id_format: ToolIdFormat = "any"
     stream_only: bool = False  # complete() must stream and accumulate
+    # the endpoint takes its protocol exactly as the first party's clients send it, so
+    # the gateway may forward a same-protocol client's bytes untouched (the lane)
+    raw_passthrough: bool = False
     local: bool = False  # a local server: no stale-stream timeout, key optional
     # Responses
     responses_store: bool = False

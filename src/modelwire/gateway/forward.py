@@ -1,0 +1,118 @@
+"""Serving one request through the same-protocol lane (see :mod:`.lane`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..errors import ModelwireError
+from ..resilience.classify import RETRYABLE, classify
+from .errors import error_body, from_exception
+from .lane import Forward
+
+__all__ = ["forward"]
+
+# failures the Client's ladder can still fix (another key, a wait, a refresh)
+_LADDER = RETRYABLE | {"auth", "billing", "signature_400"}
+
+
+def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
+    ctx.upstream = f"{fwd.endpoint.profile.name}/{fwd.endpoint.model_id}"
+    ctx.lane = True
+    return {
+        "x-request-id": ctx.request_id,
+        "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
+        "x-modelwire-attempts": "1",
+        "x-modelwire-fallbacks": "0",
+        "x-modelwire-model": ctx.upstream,
+        "x-modelwire-lane": "passthrough",
+    }
+
+
+def _handover(fwd: Forward, err: ModelwireError) -> bool:
+    """Tell the pool what happened; True when the translating path should take over."""
+    failure = classify(err, fwd.endpoint.profile)
+    try:
+        fwd.endpoint.creds.failed(fwd.held, failure, "lane")
+    except Exception:  # noqa: BLE001 - reporting must never break the request
+        pass
+    return failure.kind in _LADDER
+
+
+async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: Any) -> Any:
+    """The response, or ``None`` to let the translating path (with its ladder) serve it."""
+    from starlette.responses import Response, StreamingResponse
+
+    stream = bool(req.get("stream"))
+    fwd = Forward(client, ctx.raw, stream, client_headers)
+    http = client._http()
+    timeouts = client._settings.timeouts
+    base_url = fwd.endpoint.base_url
+    before = time.perf_counter()
+    overhead = (before - ctx.started) * 1000
+    if not stream:
+        try:
+            resp = await http.send(fwd.request, base_url, timeouts)
+        except ModelwireError as exc:
+            fwd.release()
+            if _handover(fwd, exc):
+                return None
+            raise
+        if resp.status >= 400:
+            err = fwd.error(resp.status, resp.headers, resp.body)
+            fwd.release()
+            if _handover(fwd, err):
+                return None
+            raise err
+        fwd.succeeded()
+        fwd.release()
+        return Response(resp.body, media_type="application/json", headers=_served_headers(ctx, fwd, overhead))
+
+    manager = http.stream(fwd.request, base_url, timeouts)
+    try:
+        resp = await manager.__aenter__()
+    except ModelwireError as exc:
+        fwd.release()
+        if _handover(fwd, exc):
+            return None
+        raise
+    if resp.status >= 400:
+        body = await resp.read()
+        await manager.__aexit__(None, None, None)
+        err = fwd.error(resp.status, resp.headers, body)
+        fwd.release()
+        if _handover(fwd, err):
+            return None
+        raise err
+    headers = _served_headers(ctx, fwd, overhead)
+    headers.update({"cache-control": "no-cache", "x-accel-buffering": "no"})
+
+    async def body() -> AsyncIterator[bytes]:
+        ok = False
+        try:
+            async for chunk in resp.aiter_chunks():
+                yield chunk
+            ok = True
+        except ModelwireError as exc:  # after bytes went out: the protocol's error event
+            ctx.status = from_exception(exc, ctx.door).status
+            yield _error_frame(ctx, exc)
+        finally:
+            if not ok:
+                resp.close()
+            await manager.__aexit__(None, None, None)
+            if ok:
+                fwd.succeeded()
+            fwd.release()
+            ctx.log()
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
+
+
+def _error_frame(ctx: Any, exc: BaseException) -> bytes:
+    import orjson
+
+    payload = orjson.dumps(error_body(from_exception(exc, ctx.door), ctx.door, ctx.request_id))
+    if ctx.door == "chat_completions":
+        return b"data: " + payload + b"\n\n"
+    return b"event: error\ndata: " + payload + b"\n\n"

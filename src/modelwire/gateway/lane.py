@@ -1,0 +1,140 @@
+"""The same-protocol lane: forward the client's own bytes when no translation is needed.
+
+When the front door and the upstream speak the same protocol, the model maps to one
+upstream (no fallback chain) and the provider takes its protocol as the first party
+sends it (``ProviderProfile.raw_passthrough``), the gateway validates the request
+(it was decoded already), replaces only the ``model`` value in the original bytes,
+and streams the upstream's bytes straight back. Prompt-cache prefixes, signatures and
+field order stay exactly as the client sent them; the gateway does no encoding at all.
+
+A failure before the first byte that a retry, another key or a fallback could fix is
+handed to the translating path (the Client's full ladder); a caller error comes back
+in the door's shape; an upstream credential failure is a 502 as everywhere else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..codecs import EncodedRequest, Target
+
+__all__ = ["Forward", "eligible", "replace_model"]
+
+_ANTHROPIC_PASS = ("anthropic-version", "anthropic-beta")
+# the issuer a door's decoder gives echoed reasoning (the codecs' defaults)
+_DOOR_ISSUER = {"chat_completions": "openai", "anthropic_messages": "anthropic", "responses": "openai"}
+
+
+def replace_model(raw: bytes, model: str) -> bytes:
+    """``raw`` with the top-level ``"model"`` value replaced, every other byte kept.
+
+    A small scanner: it walks the top-level object (strings with escapes, nesting),
+    finds the key ``model`` at depth 1 and swaps the span of its string value.
+    Returns ``raw`` unchanged when there is nothing to replace.
+    """
+    n = len(raw)
+    depth = 0
+    i = 0
+    expect_key = False
+    while i < n:
+        c = raw[i]
+        if c == 0x22:  # '"'
+            start = i
+            i += 1
+            while i < n:
+                d = raw[i]
+                if d == 0x5C:  # backslash
+                    i += 2
+                    continue
+                if d == 0x22:
+                    break
+                i += 1
+            end = i + 1
+            if depth == 1 and expect_key:
+                key = orjson.loads(raw[start:end])
+                j = end
+                while j < n and raw[j] in b" \t\r\n":
+                    j += 1
+                if key == "model" and j < n and raw[j] == 0x3A:  # ':'
+                    j += 1
+                    while j < n and raw[j] in b" \t\r\n":
+                        j += 1
+                    if j < n and raw[j] == 0x22:
+                        k = j + 1
+                        while k < n:
+                            if raw[k] == 0x5C:
+                                k += 2
+                                continue
+                            if raw[k] == 0x22:
+                                break
+                            k += 1
+                        return raw[:j] + orjson.dumps(model) + raw[k + 1:]
+                expect_key = False
+            i = end
+            continue
+        if c in (0x7B, 0x5B):  # { [
+            depth += 1
+            expect_key = c == 0x7B and depth == 1
+        elif c in (0x7D, 0x5D):
+            depth -= 1
+        elif c == 0x2C and depth == 1:  # ',' at the top level: a key follows
+            expect_key = True
+        i += 1
+    return raw
+
+
+def eligible(client: Any, door: str, raw: bytes) -> bool:
+    """Whether this request can go through the lane."""
+    settings = getattr(client, "_settings", None)
+    if settings is None or getattr(client, "api_mode", None) != door:
+        return False
+    if settings.fallback():
+        return False  # a fallback may need another protocol: translate
+    if b"mwseal1." in raw:
+        return False  # sealed reasoning must be opened: translate
+    if door == "responses" and b'"id"' in raw:
+        # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
+        # translating path drops them, so it serves these (conservative: any "id" key)
+        return False
+    profile = settings.endpoint(client.model, primary=True).profile
+    if not getattr(profile, "raw_passthrough", False):
+        return False
+    # the upstream's reasoning reaches the client untouched and comes back tagged with
+    # the door's native issuer: only an upstream that verifies that issuer may take it
+    return profile.accepts_issuer(_DOOR_ISSUER[door])
+
+
+class Forward:
+    """One forwarded request: lease, send, release."""
+
+    def __init__(self, client: Any, raw: bytes, stream: bool, client_headers: Any) -> None:
+        self.client = client
+        self.endpoint = client._settings.endpoint(client.model, primary=True)
+        self.held = self.endpoint.creds.acquire()
+        ep = self.endpoint
+        target = Target(ep.profile, ep.model_id, self.held.secret, ep.base_url, ep.headers)
+        # the path and the protocol/auth headers, from a minimal encode (no body work)
+        probe = ep.codec.encode_request(
+            {"model": ep.model_id, "messages": [{"role": "user", "content": "."}], "stream": stream}, target)
+        headers = dict(probe.headers)
+        if ep.profile.api_mode == "anthropic_messages":
+            for name in _ANTHROPIC_PASS:  # the body is in the client's API version
+                value = client_headers.get(name)
+                if value:
+                    headers[name] = value
+        self.request = EncodedRequest(probe.method, probe.path, headers, replace_model(raw, ep.model_id))
+        self.stream = stream
+
+    def succeeded(self) -> None:
+        self.endpoint.creds.succeeded(self.held)
+
+    def release(self) -> None:
+        self.endpoint.creds.release(self.held)
+
+    def error(self, status: int, headers: Any, body: bytes) -> Any:
+        err = self.endpoint.codec.decode_error(status, headers, body)
+        if getattr(err, "provider", None) is None:
+            err.provider = self.endpoint.profile.name
+        return err

@@ -1,0 +1,118 @@
+"""The same-protocol lane: the client's bytes go upstream with only the model replaced, and the
+upstream's bytes come back untouched; failures a retry can fix go to the translating path."""
+
+from __future__ import annotations
+
+import json
+
+import anthropic
+import httpx
+import openai
+import pytest
+
+from modelwire.config import load_config
+from modelwire.gateway.lane import replace_model
+from modelwire.gateway.testing import RunningGateway
+
+KEY = "lane-gw-key-0123456789"
+
+
+@pytest.fixture(scope="module")
+def lgw(emulator, tmp_path_factory):
+    path = tmp_path_factory.mktemp("lane") / "modelwire.yaml"
+    path.write_text(
+        "models:\n"
+        f"  claude: {{provider: anthropic, model: claude-sonnet-4-5, base_url: \"{emulator.anthropic_base_url('anthropic')}\", api_key_env: LANE_ANTHROPIC_KEY}}\n"
+        f"  gpt: {{provider: openai, model: gpt-5-mini, base_url: \"{emulator.openai_base_url()}\", api_key_env: LANE_OPENAI_KEY}}\n"
+        f"  gpt-r: {{provider: openai, model: gpt-5-mini, api_mode: responses, base_url: \"{emulator.openai_base_url('openai')}\", api_key_env: LANE_OPENAI_KEY}}\n"
+        "gateway: {keys_env: LANE_KEYS}\n"
+    )
+    import os
+
+    os.environ["LANE_ANTHROPIC_KEY"] = "sk-ant-lane-test"
+    os.environ["LANE_OPENAI_KEY"] = "sk-lane-test"
+    with RunningGateway(load_config(str(path)), environ={"LANE_KEYS": KEY}) as gw:
+        yield gw
+
+
+def _since(emulator) -> int:
+    reqs = emulator.requests()["requests"]
+    return reqs[-1]["n"] if reqs else 0
+
+
+def _after(emulator, n):
+    return [r for r in emulator.requests()["requests"] if r["n"] > n]
+
+
+def test_replace_model_touches_only_the_top_level_model_value():
+    raw = b'{"messages":[{"role":"user","content":"\\"model\\": \\"x\\"","model":"inner"}],  "model" :  "claude-sonnet-4-6","z":1}'
+    out = replace_model(raw, "claude-sonnet-4-5-20250929")
+    assert out == raw.replace(b'"claude-sonnet-4-6"', b'"claude-sonnet-4-5-20250929"')
+    assert replace_model(b'{"messages": []}', "m") == b'{"messages": []}'
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-stream", "stream"])
+def test_anthropic_bytes_pass_through_and_thinking_round_trips(lgw, emulator_clean, stream):
+    body = {"metadata": {"user_id": "u1"}, "max_tokens": 4096, "model": "claude",
+            "thinking": {"type": "enabled", "budget_tokens": 2048}, "stream": stream,
+            "tools": [{"name": "calculator", "description": "Evaluate arithmetic",
+                       "input_schema": {"type": "object", "properties": {"expression": {"type": "string"}}}}],
+            "messages": [{"role": "user", "content": "What is 17 times 23?"}]}
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    n = _since(emulator_clean)
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json",
+               "anthropic-beta": "interleaved-thinking-2025-05-14"}
+    r = httpx.post(lgw.base_url + "/v1/messages", content=raw, headers=headers, timeout=30)
+    assert r.status_code == 200 and r.headers["x-modelwire-lane"] == "passthrough"
+    upstream = _after(emulator_clean, n)[-1]
+    assert list(upstream["body"]) == list(body)  # key order as the client sent it
+    assert upstream["body"] == {**body, "model": "claude-sonnet-4-5"}
+    assert upstream["headers"]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    assert upstream["headers"]["x-api-key"] != KEY  # the gateway's own key went upstream
+    if stream:
+        assert r.text.startswith("event: message_start") and "event: message_stop" in r.text
+    # the thinking signature the upstream issued comes back to it byte-exact
+    client = anthropic.Anthropic(base_url=lgw.base_url, api_key=KEY, max_retries=0)
+    first = client.messages.create(**{k: v for k, v in body.items() if k != "stream"})
+    use = next(b for b in first.content if b.type == "tool_use")
+    second = client.messages.create(
+        **{k: v for k, v in body.items() if k not in ("stream", "messages")},
+        messages=body["messages"] + [
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "391"}]}])
+    assert "391" in second.content[-1].text
+
+
+def test_chat_stream_passes_through_with_done(lgw):
+    r = httpx.post(lgw.base_url + "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"},
+                   json={"model": "gpt", "stream": True, "messages": [{"role": "user", "content": "hi"}]}, timeout=30)
+    assert r.headers["x-modelwire-lane"] == "passthrough"
+    assert r.text.rstrip().endswith("data: [DONE]")
+
+
+def test_responses_with_replayed_ids_are_translated_not_forwarded(lgw):
+    client = openai.OpenAI(base_url=lgw.base_url + "/v1", api_key=KEY, max_retries=0)
+    first = client.responses.with_raw_response.create(model="gpt-r", input="What is 6 times 7?")
+    assert first.headers["x-modelwire-lane"] == "passthrough"
+    items = [i.model_dump(exclude_none=True) for i in first.parse().output]
+    second = client.responses.with_raw_response.create(
+        model="gpt-r", input=[{"role": "user", "content": "What is 6 times 7?"}, *items,
+                               {"role": "user", "content": "thanks"}])
+    assert "x-modelwire-lane" not in second.headers and second.parse().output_text
+
+
+def test_caller_errors_come_back_in_the_door_shape(lgw, emulator_clean):
+    r = httpx.post(lgw.base_url + "/v1/messages", headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"},
+                   json={"model": "claude", "max_tokens": 100, "messages": [{"role": "assistant", "content": ""},
+                                                                             {"role": "user", "content": "hi"}]},
+                   timeout=30)
+    assert r.status_code == 400 and r.json()["type"] == "error"
+
+
+def test_a_rate_limit_in_the_lane_is_handed_to_the_ladder(lgw, emulator_clean):
+    emulator_clean.set_faults([{"fault": "rate_limit", "model": "gpt-5-mini", "times": 1, "retry_after": 0.05,
+                                "retry_after_form": "ms"}])
+    r = httpx.post(lgw.base_url + "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"},
+                   json={"model": "gpt", "messages": [{"role": "user", "content": "hi"}]}, timeout=60)
+    assert r.status_code == 200, r.text
+    assert "x-modelwire-lane" not in r.headers  # served by the translating path after the 429
