@@ -57,13 +57,62 @@ PROMPT = "Explain in two sentences why streaming responses reduce perceived late
 
 
 # ================================================================ load generator
+def _headers() -> dict[str, str]:
+    return {"content-type": "application/json", "authorization": f"Bearer {os.environ['MW_BENCH_KEY']}"}
+
+
+async def _request(session: Any, url: str, body: bytes, stream: bool) -> tuple[int, float, float, int]:
+    """One request: (status, seconds to first byte, seconds in total, SSE events read)."""
+    t0 = time.perf_counter()
+    first = 0.0
+    n = 0
+    prev_nl = False
+    async with session.post(url, data=body, headers=_headers()) as resp:
+        if not stream:
+            first = time.perf_counter()
+        async for piece in resp.content.iter_any():
+            if not first:
+                first = time.perf_counter()
+            # SSE events end with a blank line; one may straddle two reads
+            n += piece.count(b"\n\n") + (prev_nl and piece[:1] == b"\n")
+            prev_nl = piece[-1:] == b"\n"
+        status = resp.status
+    return status, first - t0, time.perf_counter() - t0, n
+
+
+async def _paired(targets: list[tuple[str, bytes]], seconds: float, warmup: float,
+                  stream: bool) -> list[dict[str, Any]]:
+    """Concurrency 1, round robin over the targets, one request each in turn: whatever
+    else the machine does hits every target alike, so differences are the servers'."""
+    import aiohttp
+
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=STALL_S, sock_read=STALL_S)
+    out: list[dict[str, Any]] = [{"ttfb": [], "total": [], "errors": 0} for _ in targets]
+    warm_end = time.perf_counter() + warmup
+    end = warm_end + seconds
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=len(targets)),
+                                     timeout=timeout) as session:
+        while time.perf_counter() < end:
+            for (url, body), res in zip(targets, out):
+                try:
+                    status, first, total, _ = await _request(session, url, body, stream)
+                except (TimeoutError, aiohttp.ClientError, OSError):
+                    res["errors"] += 1
+                    continue
+                if status != 200:
+                    res["errors"] += 1
+                elif time.perf_counter() > warm_end:
+                    res["ttfb"].append(first)
+                    res["total"].append(total)
+    return out
+
+
 async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
                 stream: bool) -> dict[str, Any]:
     import aiohttp
 
     conn = aiohttp.TCPConnector(limit=conc, limit_per_host=conc)
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=STALL_S, sock_read=STALL_S)
-    headers = {"content-type": "application/json", "authorization": f"Bearer {os.environ['MW_BENCH_KEY']}"}
     ttfb: list[float] = []
     total: list[float] = []
     counts = {"ok": 0, "chunks": 0, "errors": 0, "stalls": 0, "late": 0}
@@ -74,28 +123,16 @@ async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
 
     async def one(session: aiohttp.ClientSession) -> None:
         t0 = time.perf_counter()
-        first = 0.0
-        n = 0
-        prev_nl = False
-        async with session.post(url, data=body, headers=headers) as resp:
-            if not stream:
-                first = time.perf_counter()
-            async for piece in resp.content.iter_any():
-                if not first:
-                    first = time.perf_counter()
-                # SSE events end with a blank line; one may straddle two reads
-                n += piece.count(b"\n\n") + (prev_nl and piece[:1] == b"\n")
-                prev_nl = piece[-1:] == b"\n"
-            status = resp.status
-        t1 = time.perf_counter()
+        status, first, whole, n = await _request(session, url, body, stream)
+        t1 = t0 + whole
         if status != 200:
             counts["errors"] += 1
             if not first_error:
                 first_error.append(f"HTTP {status}")
             return
         if t0 >= warm_end and t1 <= end:
-            ttfb.append(first - t0)
-            total.append(t1 - t0)
+            ttfb.append(first)
+            total.append(whole)
             counts["ok"] += 1
             counts["chunks"] += n
         elif t1 > end:
@@ -119,6 +156,13 @@ async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
     wall = time.perf_counter() - t_start
     return {"ttfb": ttfb, "total": total, **counts, "seconds": seconds,
             "cpu_pct": 100 * (time.process_time() - cpu0) / wall, "error": first_error[:1]}
+
+
+def paired_main(args: list[str]) -> int:
+    seconds, warmup, stream, *pairs = args
+    targets = [(pairs[i], Path(pairs[i + 1]).read_bytes()) for i in range(0, len(pairs), 2)]
+    print(json.dumps(asyncio.run(_paired(targets, float(seconds), float(warmup), stream == "1"))))
+    return 0
 
 
 def loadgen_main(args: list[str]) -> int:
@@ -243,15 +287,20 @@ def start_emulator(b: Bench) -> Proc | None:
     return b.start("emulator", [sys.executable, "-c", _EMULATOR, str(port)], port, "/v1/models", "client")
 
 
-def start_modelwire(b: Bench, upstream: int) -> Proc | None:
+def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: str = "modelwire") -> Proc | None:
+    """``modelwire serve`` (1 worker). ``python``: another interpreter to run it with (this
+    checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools."""
     port = free_port()
     cfg = b.workdir / "modelwire.yaml"
     cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, "
                    f"base_url: 'http://127.0.0.1:{upstream}/v1'}}\ndefault_model: emu\n")
     exe = Path(sys.executable).with_name("modelwire")
-    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "modelwire.cli"]
+    argv = [str(exe)] if exe.exists() and not python else [python or sys.executable, "-m", "modelwire.cli"]
     env = {"MODELWIRE_GATEWAY_KEYS": "", "XDG_CONFIG_HOME": str(b.workdir), "XDG_DATA_HOME": str(b.workdir)}
-    return b.start("modelwire", [*argv, "serve", "--config", str(cfg), "--port", str(port)],
+    if python:
+        src = str(Path(__file__).resolve().parent.parent / "src")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
+    return b.start(name, [*argv, "serve", "--config", str(cfg), "--port", str(port)],
                    port, "/health", "server", env=env)
 
 
@@ -347,6 +396,39 @@ def run_cell(b: Bench, target: str, url: str, model: str, conc: int, stream: boo
                 busy)
 
 
+def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
+               stream: bool) -> dict[str, dict[str, Any]]:
+    """name -> {"ttfb", "total", "errors"}: concurrency 1, the targets interleaved."""
+    argv = [*b.cores("client"), sys.executable, __file__, "--_paired", str(seconds), "1.0", "1" if stream else "0"]
+    for name, url, model in targets:
+        body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 256,
+                **({"stream": True} if stream else {})}
+        path = b.workdir / f"paired-{name}-{int(stream)}.json"
+        path.write_text(json.dumps(body))
+        argv += [url, str(path)]
+    out = subprocess.run(argv, check=False, capture_output=True, text=True,
+                         timeout=seconds + 1 + 3 * STALL_S * len(targets) + 30)
+    if out.returncode != 0:
+        raise RuntimeError(f"paired load generator failed: {out.stderr.strip()[-500:]}")
+    return dict(zip([t[0] for t in targets], json.loads(out.stdout)))
+
+
+def paired_rows(res: dict[str, dict[str, Any]], stream: bool) -> list[list[Any]]:
+    d = res.get("direct")
+    rows = []
+    for name, r in res.items():
+        vals = [pct(r[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
+        dv = ([pct(d[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
+              if d is not None and name != "direct" else [float("nan")] * 4)
+        rows.append([f"{name} {'stream' if stream else 'json'}", len(r["total"]), *vals,
+                     *[v - w for v, w in zip(vals, dv)], r["errors"]])
+    return rows
+
+
+PAIRED_HEAD = ["target", "requests", "TTFB p50 ms", "TTFB p99", "total p50", "total p99",
+               "+TTFB p50", "+TTFB p99", "+total p50", "+total p99", "errors"]
+
+
 def cell_row(c: Cell, direct: Cell | None) -> list[Any]:
     r = c.res
     added = [c.q(k, p) - direct.q(k, p) if direct and c is not direct else float("nan")
@@ -365,16 +447,19 @@ HEAD = ["target", "req/s", "chunks/s", "TTFB p50 ms", "TTFB p99", "total p50", "
 
 
 # ======================================================================== report
-def goals(cells: list[Cell]) -> list[str]:
+def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]]) -> list[str]:
     def get(target: str, conc: int, stream: bool) -> Cell | None:
         return next((c for c in cells if (c.target, c.conc, c.stream) == (target, conc, stream)), None)
 
+    def added(stream: bool, key: str, p: float) -> float:
+        r = paired.get(stream, {})
+        return (pct(r["modelwire"][key], p) - pct(r["direct"][key], p)) * 1e3
+
     lines: list[str] = []
-    d1, m1 = get("direct", 1, False), get("modelwire", 1, False)
-    if d1 and m1:
-        a50, a99 = m1.q("total", 50) - d1.q("total", 50), m1.q("total", 99) - d1.q("total", 99)
-        lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1", a50 <= 0.5, f"+{a50:.2f} ms"))
-        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1", a99 <= 1.5, f"+{a99:.2f} ms"))
+    if "modelwire" in paired.get(False, {}):
+        a50, a99 = added(False, "total", 50), added(False, "total", 99)
+        lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5, f"+{a50:.2f} ms"))
+        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5, f"+{a99:.2f} ms"))
     mw = [c for c in cells if c.target == "modelwire" and not c.stream]
     lite = [c for c in cells if c.target == "litellm" and not c.stream]
     if mw:
@@ -405,11 +490,10 @@ def goals(cells: list[Cell]) -> list[str]:
                                f"{best.res['chunks'] / max(best.res['ok'], 1):.0f}-chunk stream = at most "
                                f"{1e6 / best.server_cpu_us * best.res['chunks'] / max(best.res['ok'], 1):,.0f} "
                                f"chunks/s per core"))
-    ds1, ms1 = get("direct", 1, True), get("modelwire", 1, True)
-    if ds1 and ms1:
-        add = ms1.q("ttfb", 50) - ds1.q("ttfb", 50)
-        lines.append(goal_line("time to first byte <= 2 ms over direct (concurrency 1, p50)", add <= 2,
-                               f"+{add:.2f} ms (p99 +{ms1.q('ttfb', 99) - ds1.q('ttfb', 99):.2f} ms)"))
+    if "modelwire" in paired.get(True, {}):
+        add = added(True, "ttfb", 50)
+        lines.append(goal_line("time to first byte <= 2 ms over direct (concurrency 1 interleaved, p50)",
+                               add <= 2, f"+{add:.2f} ms (p99 +{added(True, 'ttfb', 99):.2f} ms)"))
     m256 = get("modelwire", 256, True)
     if m256:
         ok = m256.res["stalls"] == 0 and m256.res["errors"] == 0 and m256.res["ok"] > 0
@@ -442,6 +526,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--_loadgen"]:
         return loadgen_main(argv[1:])
+    if argv[:1] == ["--_paired"]:
+        return paired_main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per cell (max 60)")
     ap.add_argument("--quick", action="store_true", help="4 s per cell")
@@ -449,6 +535,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--litellm", help="path of a `litellm` command with the proxy extra")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM proxy column")
     ap.add_argument("--no-modelwire", action="store_true", help="skip the modelwire column")
+    ap.add_argument("--fast-python", metavar="PYTHON",
+                    help="add a column: modelwire serve run by this interpreter (one with uvloop and "
+                         "httptools installed, which uvicorn then uses)")
     ap.add_argument("--soak", type=float, default=0.0, help="then run 256 streams for MINUTES")
     args = ap.parse_args(argv)
     seconds = 4.0 if args.quick else min(60.0, max(1.0, args.seconds))
@@ -476,19 +565,51 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     gw = None if args.no_modelwire else start_modelwire(b, emu.port)
     if gw is not None:
         targets.append(("modelwire", f"http://127.0.0.1:{gw.port}/v1/chat/completions", "emu", gw))
+    if args.fast_python:
+        fast = start_modelwire(b, emu.port, args.fast_python, name="mw-fast")
+        if fast is not None:
+            probe = subprocess.run([args.fast_python, "-c", "import uvloop, httptools"], capture_output=True,
+                                   check=False, timeout=60)
+            print(f"  mw-fast: modelwire serve under {args.fast_python} "
+                  f"(uvloop + httptools {'found' if probe.returncode == 0 else 'NOT found'})")
+            targets.append(("mw-fast", f"http://127.0.0.1:{fast.port}/v1/chat/completions", "emu", fast))
     lite_exe = None if args.no_litellm else find_litellm(args.litellm)
     if lite_exe is None and not args.no_litellm:
         print("  LiteLLM proxy column skipped: no `litellm` with its proxy extra (see bench/README.md)")
     cells: list[Cell] = []
+    paired: dict[bool, dict[str, dict[str, Any]]] = {}
+    b.repin(emu, "client")
+    for name, url, model, server in targets[1:]:
+        warm_up(b, name, url, model, server, emu)
+    for stream in (False, True):
+        paired[stream] = run_paired(b, [(n, u, m) for n, u, m, _ in targets], 2 * seconds, stream)
     for name, url, model, server in targets:
         cells += _target_cells(b, name, url, model, server, emu, concs, seconds)
     if lite_exe:
         lite = start_litellm(b, emu.port, lite_exe)
         if lite is not None:
             print(f"  LiteLLM proxy: {lite_exe} (RSS idle {lite.rss():.0f} MiB)")
-            cells += _target_cells(b, "litellm", f"http://127.0.0.1:{lite.port}/v1/chat/completions", "emu",
-                                   lite, emu, concs, seconds)
+            lite_url = f"http://127.0.0.1:{lite.port}/v1/chat/completions"
+            b.repin(emu, "client")
+            warm_up(b, "litellm", lite_url, "emu", lite, emu)
+            for stream in (False, True):
+                extra = run_paired(b, [("direct", targets[0][1], "emulator-1"), ("litellm", lite_url, "emu")],
+                                   2 * seconds, stream)
+                paired[stream]["litellm"] = extra["litellm"]
+                paired[stream]["direct (with litellm)"] = extra["direct"]
+            cells += _target_cells(b, "litellm", lite_url, "emu", lite, emu, concs, seconds)
             b.stop(lite)
+    print("\nconcurrency 1, targets interleaved request by request (+ columns: added over direct, ms;"
+          " LiteLLM was paired with its own direct run, shown as 'direct (with litellm)')")
+    rows = []
+    for stream in (False, True):
+        res = dict(paired[stream])
+        lite_direct = res.pop("direct (with litellm)", None)
+        lite_res = res.pop("litellm", None)
+        rows += paired_rows(res, stream)
+        if lite_res is not None and lite_direct is not None:
+            rows += paired_rows({"direct": lite_direct, "litellm": lite_res}, stream)[1:]
+    print(table(PAIRED_HEAD, rows))
     for conc in concs:
         print(f"\nconcurrency {conc}  (+ columns: added over direct, ms; CPU% of one core)")
         rows = []
@@ -497,21 +618,25 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
             rows += [cell_row(c, direct) for c in cells if c.conc == conc and c.stream == stream]
         print(table(HEAD, rows))
     print("\nGoals (issue 7, 1 worker):")
-    for line in goals(cells):
+    for line in goals(cells, paired):
         print(line)
     if args.soak and gw is not None:
         soak(b, gw, args.soak)
     return 0
 
 
+def warm_up(b: Bench, name: str, url: str, model: str, server: Proc | None, emu: Proc) -> None:
+    """Discarded load: servers import and build things on their first requests (modelwire's
+    Client, LiteLLM's router), which is not steady-state cost."""
+    for stream in (False, True):
+        run_cell(b, name, url, model, 8, stream, 1.0, server, [emu])
+
+
 def _target_cells(b: Bench, name: str, url: str, model: str, server: Proc | None, emu: Proc,
                   concs: list[int], seconds: float) -> list[Cell]:
     # the server under test gets its own core; for "direct" that is the upstream itself
     b.repin(emu, "server" if server is None else "client")
-    # warm-up, discarded: servers import and build things on their first requests
-    # (modelwire's Client, LiteLLM's router), which is not steady-state cost
-    for stream in (False, True):
-        run_cell(b, name, url, model, 8, stream, 1.0, server, [emu])
+    warm_up(b, name, url, model, server, emu)
     out = []
     for conc in concs:
         for stream in (False, True):
