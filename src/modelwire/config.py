@@ -95,6 +95,9 @@ class CredentialPoolConfig:
 
     store: str | None = None  # None: the default SQLite file in the user data dir
     strategies: Mapping[str, str] = field(default_factory=_frozen)
+    prefix: str = "modelwire:"  # Redis key prefix (several deployments on one Redis)
+    max_concurrent: int = 1  # leases per credential before sharing the least-leased one
+    lease_ttl: int = 600  # seconds; long streams renew, a crashed process's leases expire
 
     def strategy_for(self, provider: str) -> str:
         return self.strategies.get(provider, "fill_first")
@@ -181,7 +184,7 @@ _TOP = ("models", "default_model", "fallback", "smart_routing", "credential_pool
 _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
           "headers", "extra")
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
-_POOL = ("store", "strategies")
+_POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
             "max_body_bytes", "access_log", "seal_secret_env")
 
@@ -407,7 +410,13 @@ class _Validator:
             key = f"credential_pool.strategies.{provider}"
             self.provider(provider, key)
             self.choice(strategy, key, STRATEGIES)
-        return CredentialPoolConfig(store=store, strategies=FrozenDict(strategies))
+        prefix = self.string(spec.get("prefix"), "credential_pool.prefix", optional=True)
+        return CredentialPoolConfig(
+            store=store, strategies=FrozenDict(strategies),
+            prefix=prefix if prefix is not None else "modelwire:",
+            max_concurrent=self.integer(spec.get("max_concurrent"), "credential_pool.max_concurrent", 1),
+            lease_ttl=self.integer(spec.get("lease_ttl"), "credential_pool.lease_ttl", 600),
+        )
 
     def gateway(self, value: Any, models: dict[str, ModelEntry]) -> GatewayConfig:
         spec = self.mapping(value, "gateway", _GATEWAY)

@@ -193,6 +193,21 @@ def test_config_values_survive_asdict_deepcopy_and_json():
     config = config_from_dict({"credential_pool": {"strategies": {"openrouter": "round_robin"}},
                                "gateway": {"aliases": {"gpt-4o": "openai/gpt-4o"}}})
     assert dataclasses.asdict(config.credential_pool) == {
-        "store": None, "strategies": {"openrouter": "round_robin"}}
+        "store": None, "strategies": {"openrouter": "round_robin"},
+        "prefix": "modelwire:", "max_concurrent": 1, "lease_ttl": 600}
     assert copy.deepcopy(config) == config
     assert json.loads(json.dumps(config.gateway.aliases)) == {"gpt-4o": "openai/gpt-4o"}
+
+
+def test_credential_pool_tuning_keys_are_accepted_and_validated(tmp_path):
+    from modelwire.config import load_config
+    from modelwire.errors import ConfigError
+
+    path = tmp_path / "modelwire.yaml"
+    path.write_text("credential_pool: {store: 'redis://127.0.0.1:6379/0', prefix: 'team-a:', "
+                    "max_concurrent: 4, lease_ttl: 120}\n")
+    pool = load_config(str(path)).credential_pool
+    assert (pool.prefix, pool.max_concurrent, pool.lease_ttl) == ("team-a:", 4, 120)
+    path.write_text("credential_pool: {max_concurrent: 0}\n")
+    with pytest.raises(ConfigError, match="credential_pool.max_concurrent"):
+        load_config(str(path))
