@@ -101,6 +101,11 @@ class _Base:
         return self._settings.endpoint(self.model, primary=True).profile.name
 
     @property
+    def profile(self) -> Any:
+        """The primary model's :class:`~modelwire.providers.ProviderProfile` (capabilities)."""
+        return self._settings.endpoint(self.model, primary=True).profile
+
+    @property
     def api_mode(self) -> str:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""

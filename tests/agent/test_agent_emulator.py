@@ -86,3 +86,26 @@ def test_stream_shows_tool_started_before_the_answer(emulator):
     assert "ToolStarted" in kinds and kinds[-1] == "RunFinished"
     started = next(e for e in events if isinstance(e, ToolStarted))
     assert started.name == "calculator"
+
+
+def test_images_from_tools_become_a_note_where_the_provider_has_no_vision(emulator):
+    import dataclasses
+
+    from modelwire.tools import tool
+
+    @tool
+    def screenshot() -> list:
+        """Take a screenshot."""
+        return [{"type": "text", "text": "the screen"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
+
+    with _client(emulator, "chat") as client:
+        blind = dataclasses.replace(client.profile, vision=False)
+        agent = Agent(client, tools=[screenshot])
+        from modelwire.agent import _fit_content
+
+        content = _fit_content(screenshot.function(), type("C", (), {"profile": blind})())
+        assert content[0] == {"type": "text", "text": "the screen"}
+        assert content[1]["type"] == "text" and "does not accept images" in content[1]["text"]
+        assert _fit_content(screenshot.function(), client) == screenshot.function()  # vision: kept
+        assert agent.run("take a screenshot please").stop_reason == "done"

@@ -97,6 +97,28 @@ class Gateway:
             client = self._clients[model] = AsyncClient(model, config=self.config)
         return client
 
+    def health(self) -> dict[str, Any]:
+        """``ok``, or ``degraded`` with the reasons (e.g. a Redis credential store that
+        does not answer: the pools fail open to local state)."""
+        problems = []
+        for name, client in list(self._clients.items()):
+            settings = getattr(client, "_settings", None)
+            if settings is None:
+                continue
+            for ep in list(getattr(settings, "_endpoints", {}).values()):
+                creds = getattr(ep, "creds", None)
+                pool = getattr(creds, "_pool", None)  # only pools already opened
+                state = getattr(pool, "health", "ok") if pool is not None else "ok"
+                if state != "ok":
+                    problems.append({"model": name, "provider": ep.profile.name,
+                                     "credential_store": state})
+        return {
+            "status": "degraded" if problems or self.draining else "ok",
+            "draining": self.draining,
+            "models": len(self.models.names),
+            "problems": problems,
+        }
+
     async def aclose(self) -> None:
         for client in self._clients.values():
             await client.close()
@@ -188,8 +210,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         await gateway.aclose()
 
     async def health(request: Any) -> Any:
-        status = {"status": "ok", "models": len(gateway.models.names), "draining": gateway.draining}
-        return JSONResponse(status)
+        return JSONResponse(gateway.health())
 
     routes = [
         Route("/v1/chat/completions", handlers.chat_completions, methods=["POST"]),

@@ -14,7 +14,7 @@ from .lane import Forward
 __all__ = ["forward"]
 
 # failures the Client's ladder can still fix (another key, a wait, a refresh)
-_LADDER = RETRYABLE | {"auth", "billing", "signature_400"}
+_LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400"}
 
 
 def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
