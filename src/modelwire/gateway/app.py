@@ -50,6 +50,7 @@ class Gateway:
         if self.sealer.ephemeral:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
         self._clients: dict[str, Any] = {}
+        self._keyed: list[str] = []  # passthrough clients, oldest first
         routing = getattr(config, "smart_routing", None)
         self.routing_on = bool(routing and routing.enabled and routing.cheap_model)
         self.routing_memory: Any = None
@@ -89,12 +90,26 @@ class Gateway:
         route = route_messages(messages, self.config, sticky_state=sticky, primary=model)
         return route.model_name, route
 
-    def client(self, model: str) -> Any:
-        client = self._clients.get(model)
+    def client(self, model: str, headers: Any = None) -> Any:
+        """The shared client for ``model``; with ``client_key_passthrough``, one per
+        (model, client key) holding that key (bounded: the least recent are closed)."""
+        key = None
+        if self.passthrough_keys and headers is not None:
+            from .auth import presented_key
+
+            key = presented_key(headers)
+        slot = model if key is None else f"{model}\0{_fingerprint(key)}"
+        client = self._clients.get(slot)
         if client is None:
             from ..client import AsyncClient
 
-            client = self._clients[model] = AsyncClient(model, config=self.config)
+            client = self._clients[slot] = AsyncClient(model, config=self.config, api_key=key)
+            if key is not None:
+                self._keyed.append(slot)
+                if len(self._keyed) > 256:
+                    old = self._clients.pop(self._keyed.pop(0), None)
+                    if old is not None and self._loop is not None:
+                        self._loop.create_task(old.close())
         return client
 
     def health(self) -> dict[str, Any]:
@@ -123,6 +138,12 @@ class Gateway:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+
+
+def _fingerprint(key: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def _chain_sigterm(gateway: Gateway) -> None:

@@ -53,12 +53,15 @@ class GatewayKeys:
     def required(self) -> bool:
         return bool(self.keys)
 
-    def check(self, headers: Mapping[str, str]) -> None:
+    def check(self, headers: Mapping[str, str], *, passthrough: bool = False) -> None:
+        """With ``passthrough`` the usual key headers carry the client's *provider* key,
+        so the gateway key travels in ``x-modelwire-key``."""
         if not self.keys:
             return
-        key = presented_key(headers)
+        key = headers.get("x-modelwire-key") if passthrough else presented_key(headers)
         if key is None:
-            raise GatewayError(401, "missing gateway key: send Authorization: Bearer <key> or x-api-key", "missing_key")
+            where = "x-modelwire-key" if passthrough else "Authorization: Bearer <key> or x-api-key"
+            raise GatewayError(401, f"missing gateway key: send {where}", "missing_key")
         given = key.encode()
         ok = False
         for k in self.keys:  # no early exit: the time does not depend on which key matched

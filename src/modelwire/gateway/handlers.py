@@ -143,14 +143,14 @@ class _Handlers:
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
-            self.gw.keys.check(request.headers)
+            self.gw.keys.check(request.headers, passthrough=self.gw.passthrough_keys)
             req = await self._decode(request, ctx)
             ctx.model = self.gw.models.resolve(req.get("model"))
             ctx.model, route = self.gw.route(
                 ctx.model, req["messages"], request.headers.get("x-modelwire-conversation-id"))
             if route is not None:
                 ctx.route = f"{route.kind}: {route.reason}"
-            client = self.gw.client(ctx.model)
+            client = self.gw.client(ctx.model, request.headers)
             same = getattr(client, "api_mode", None) == door
             if same and eligible(client, door, ctx.raw):
                 forwarded = await forward(client, req, ctx, request.headers)
