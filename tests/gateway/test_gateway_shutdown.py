@@ -63,3 +63,43 @@ def test_sigterm_ends_running_streams_with_an_error_event(emulator_clean, tmp_pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_two_workers_serve_and_share_one_seal_secret(emulator_clean, tmp_path):
+    cfg = tmp_path / "modelwire.yaml"
+    cfg.write_text(f"models:\n  m: {{provider: emulator, model: w-model, base_url: \"{emulator_clean.openai_base_url()}\"}}\n")
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("MODELWIRE_GATEWAY_KEYS", "MODELWIRE_SEAL_SECRET")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "modelwire.cli", "serve", "--config", str(cfg), "--port", str(port),
+         "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline and proc.poll() is None, "gateway did not start"
+            time.sleep(0.05)
+        for _ in range(4):
+            r = httpx.post(base + "/v1/chat/completions", timeout=30,
+                           json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            assert r.status_code == 200, r.text
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_refuses_a_public_host_without_gateway_keys(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "MODELWIRE_GATEWAY_KEYS"}
+    done = subprocess.run([sys.executable, "-m", "modelwire.cli", "serve", "--host", "0.0.0.0", "--port", "1"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "MODELWIRE_GATEWAY_KEYS" in done.stderr and "Traceback" not in done.stderr
