@@ -2,8 +2,14 @@ from __future__ import annotations
 
 from modelwire.accumulate import Accumulator, deterministic_tool_call_id
 from modelwire.events import (
-    Finish, ReasoningBlock, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallEnd,
-    ToolCallStart, UsageEvent,
+    Finish,
+    ReasoningBlock,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
 )
 from modelwire.types import empty_usage
 

@@ -9,7 +9,12 @@ import pytest
 
 from modelwire.errors import MessageError
 from modelwire.tools import (
-    ToolRegistry, dedupe_tools, parse_arguments, schema_for, tool, validate_arguments,
+    ToolRegistry,
+    dedupe_tools,
+    parse_arguments,
+    schema_for,
+    tool,
+    validate_arguments,
     validate_spec,
 )
 
@@ -44,7 +49,7 @@ def test_schema_for_every_supported_type():
     assert schema_for(Color) == {"enum": ["red", "blue"], "type": "string"}
     assert schema_for(list[int]) == {"type": "array", "items": {"type": "integer"}}
     assert schema_for(dict[str, float]) == {"type": "object", "additionalProperties": {"type": "number"}}
-    assert schema_for(Optional[int]) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert schema_for(Optional[int]) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}  # noqa: UP045
     assert schema_for(int | None) == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
     assert schema_for(Point) == {
         "type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},

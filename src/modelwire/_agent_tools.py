@@ -86,9 +86,9 @@ def call_tool_sync(tool: Tool | None, call: dict[str, Any]) -> ToolOutcome:
             return ToolOutcome(_format(tool.function(**args)))
         future = _pool().submit(tool.function, **args)
         return ToolOutcome(_format(future.result(timeout=tool.timeout)))
-    except (concurrent.futures.TimeoutError, asyncio.TimeoutError):
+    except (TimeoutError, concurrent.futures.TimeoutError):
         return _timeout(tool)
-    except Exception as exc:  # a tool's failure is the model's to read, not a crash
+    except Exception as exc:  # noqa: BLE001 - a tool's failure is the model's to read, not a crash
         return _error(tool, exc)
 
 
@@ -109,9 +109,9 @@ async def call_tool_async(tool: Tool | None, call: dict[str, Any]) -> ToolOutcom
     assert tool is not None and args is not None
     try:
         return ToolOutcome(_format(await _with_timeout(tool, args)))
-    except asyncio.TimeoutError:
+    except TimeoutError:
         return _timeout(tool)
     except asyncio.CancelledError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the model reads the error and recovers
         return _error(tool, exc)

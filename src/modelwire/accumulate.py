@@ -38,7 +38,7 @@ def deterministic_tool_call_id(name: str, arguments: str, index: int) -> str:
 
 
 class _Slot:
-    __slots__ = ("id", "name", "args", "ended")
+    __slots__ = ("args", "ended", "id", "name")
 
     def __init__(self, id: str, name: str) -> None:
         self.id = id

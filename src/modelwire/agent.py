@@ -14,7 +14,6 @@ interrupted run leaves a history that can continue with a new user turn.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
 import inspect
 import json
@@ -27,7 +26,8 @@ from typing import Any, Literal, TypeAlias
 from ._agent_tools import ToolOutcome, call_tool_async, call_tool_sync, interrupted_outcome
 from .completion import Completion
 from .events import StreamEvent
-from .tools import Tool, dedupe_tools, tool as make_tool
+from .tools import Tool, dedupe_tools
+from .tools import tool as make_tool
 
 __all__ = [
     "Agent",

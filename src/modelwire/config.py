@@ -24,13 +24,13 @@ from .errors import ConfigError
 
 __all__ = [
     "API_MODES",
+    "THINKING_LEVELS",
     "Config",
     "CredentialPoolConfig",
     "FrozenDict",
     "GatewayConfig",
     "ModelEntry",
     "SmartRoutingConfig",
-    "THINKING_LEVELS",
     "config_from_dict",
     "default_config_path",
     "load_config",

@@ -15,7 +15,7 @@ import operator
 
 from .tools import Tool, tool
 
-__all__ = ["CalculatorError", "DEMO_TOOLS", "calculate", "calculator", "clock"]
+__all__ = ["DEMO_TOOLS", "CalculatorError", "calculate", "calculator", "clock"]
 
 
 class CalculatorError(ValueError):

@@ -11,7 +11,6 @@ from modelwire import Agent, AsyncClient, Client
 from modelwire.agent import ModelEvent, ToolStarted
 from modelwire.demo_tools import calculator, clock
 from modelwire.events import TextDelta
-from modelwire.testing import emulator  # noqa: F401
 
 MODES = {
     "chat": ("emulator/emulator-1", "openai"),

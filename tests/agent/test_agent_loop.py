@@ -5,12 +5,11 @@ import threading
 import time
 
 import pytest
+from agent.fakes import ScriptedClient, calls_turn, text_turn
 
-from modelwire.agent import Agent, ELIDED, ModelEvent, RunFinished, ToolFinished, ToolStarted
+from modelwire.agent import ELIDED, Agent, ToolFinished
 from modelwire.demo_tools import calculator
 from modelwire.tools import tool
-
-from agent.fakes import ScriptedClient, calls_turn, text_turn
 
 
 def assert_valid_history(messages):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from modelwire import Agent, Client
 from modelwire.config import load_config
-from modelwire.testing import emulator  # noqa: F401
 
 
 def test_simple_turns_go_cheap_and_escalation_sticks(emulator, tmp_path):

@@ -67,7 +67,7 @@ def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     return subprocess.run(
         [sys.executable, "-m", "modelwire.cli", *args], input=stdin, capture_output=True,
-        text=True, timeout=90, env=env,
+        text=True, timeout=90, env=env, check=False,
     )
 
 

@@ -110,8 +110,8 @@ def test_invalid_yaml_names_the_line(tmp_path):
          "models.cheap.modle: unknown key (did you mean 'model'?); expected one of provider, model,"),
         ("modles: {}\n", "modles: unknown key (did you mean 'models'?)"),
         ("models:\n  openai/gpt-5: {provider: openrouter, model: openai/gpt-5}\n",
-         "models.openai/gpt-5: a model name cannot look like provider/model-id ('openai' is a "
-         "provider)"),
+         ("models.openai/gpt-5: a model name cannot look like provider/model-id ('openai' is a "
+         "provider)")),
         ("models:\n  c: {provider: openai, model: m, thinking: extreme}\n",
          "models.c.thinking: expected one of low, medium, high, xhigh, max, got 'extreme'"),
         ("models:\n  c: {provider: custom, model: m, api_mode: responses}\n",

@@ -20,7 +20,7 @@ gateway:
 
 
 @pytest.fixture(scope="session")
-def gateway(emulator, tmp_path_factory):
+def gateway(emulator, tmp_path_factory):  # noqa: F811 - the imported fixture
     from modelwire.config import load_config
     from modelwire.gateway.testing import RunningGateway
 

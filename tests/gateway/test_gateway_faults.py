@@ -69,11 +69,11 @@ def test_error_after_first_event_is_a_chat_error_chunk(fgw, emulator_clean):
 def test_error_after_first_event_is_an_anthropic_error_event(fgw, emulator_clean):
     emulator_clean.set_faults([{"fault": "stream_error", "model": "flaky-model", "after": 3, "times": 1}])
     client = anthropic.Anthropic(base_url=fgw.base_url, api_key=KEY, max_retries=0)
-    with pytest.raises(anthropic.APIStatusError):
-        with client.messages.stream(model="flaky", max_tokens=256,
-                                    messages=[{"role": "user", "content": "Tell me about foxes please"}]) as s:
-            for _ in s:
-                pass
+    with pytest.raises(anthropic.APIStatusError), client.messages.stream(
+            model="flaky", max_tokens=256,
+            messages=[{"role": "user", "content": "Tell me about foxes please"}]) as s:
+        for _ in s:
+            pass
 
 
 def test_error_after_first_event_is_a_responses_failure(fgw, emulator_clean):

@@ -88,8 +88,8 @@ def test_anthropic_door_reasoning_round_trip(strict_gateway, emulator, upstream,
     tools = [{"name": "calculator", "description": "Evaluate arithmetic", "input_schema": SCHEMA}]
     messages = [{"role": "user", "content": "What is 17 times 23?"}]
     since = _last_n(emulator)
-    kwargs = dict(model=upstream, max_tokens=4096, tools=tools,
-                  thinking={"type": "enabled", "budget_tokens": 2048})
+    kwargs = {"model": upstream, "max_tokens": 4096, "tools": tools,
+              "thinking": {"type": "enabled", "budget_tokens": 2048}}
     if stream:
         with client.messages.stream(messages=messages, **kwargs) as s:
             first = s.get_final_message()
@@ -112,8 +112,8 @@ def test_responses_door_reasoning_round_trip(strict_gateway, emulator, upstream)
     tools = [{"type": "function", "name": "calculator", "description": "Evaluate arithmetic", "parameters": SCHEMA}]
     inputs: list = [{"role": "user", "content": "What is 17 times 23?"}]
     since = _last_n(emulator)
-    kwargs = dict(model=upstream, tools=tools, reasoning={"effort": "medium"},
-                  include=["reasoning.encrypted_content"], store=False)
+    kwargs = {"model": upstream, "tools": tools, "reasoning": {"effort": "medium"},
+              "include": ["reasoning.encrypted_content"], "store": False}
     first = client.responses.create(input=inputs, **kwargs)
     kinds = [i.type for i in first.output]
     assert kinds[0] == "reasoning" and first.output[0].encrypted_content
@@ -129,8 +129,8 @@ def test_tampered_seal_is_dropped_not_forwarded(strict_gateway, emulator):
     client = anthropic.Anthropic(base_url=strict_gateway.base_url, api_key=KEY, max_retries=0)
     tools = [{"name": "calculator", "description": "Evaluate arithmetic", "input_schema": SCHEMA}]
     messages = [{"role": "user", "content": "What is 17 times 23?"}]
-    kwargs = dict(model="deepseek-like", max_tokens=4096, tools=tools,
-                  thinking={"type": "enabled", "budget_tokens": 2048})
+    kwargs = {"model": "deepseek-like", "max_tokens": 4096, "tools": tools,
+              "thinking": {"type": "enabled", "budget_tokens": 2048}}
     first = client.messages.create(messages=messages, **kwargs)
     blocks = [b.model_dump(exclude_none=True) for b in first.content]
     blocks[0]["signature"] = blocks[0]["signature"][:-6] + "AAAAAA"

@@ -8,6 +8,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+
 GATEWAY_KEY = "gw-test-key-0123456789"
 
 UPSTREAMS = ["emu-chat", "emu-anthropic", "emu-responses"]

@@ -47,11 +47,11 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         # every worker must open the others' seals
         os.environ[seal_env] = secrets.token_urlsafe(32)
     os.environ["MODELWIRE_SHUTDOWN_GRACE"] = str(grace)
-    options: dict[str, Any] = dict(
+    options: dict[str, Any] = {
         # uvicorn's own limit comes after ours, so streams end with an error event
-        host=host, port=port, workers=workers, timeout_graceful_shutdown=grace + 5,
-        log_level="info", access_log=False, server_header=False,
-    )
+        "host": host, "port": port, "workers": workers, "timeout_graceful_shutdown": grace + 5,
+        "log_level": "info", "access_log": False, "server_header": False,
+    }
     click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
         if config.path is not None:

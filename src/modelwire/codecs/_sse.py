@@ -33,7 +33,7 @@ class SSEEvent:
 class SSEDecoder:
     """Incremental SSE parser: ``feed(bytes) -> list[SSEEvent]``, ``close()``."""
 
-    __slots__ = ("_utf8", "_buf", "_pending_cr", "_event", "_data", "_id", "_retry", "comments")
+    __slots__ = ("_buf", "_data", "_event", "_id", "_pending_cr", "_retry", "_utf8", "comments")
 
     def __init__(self) -> None:
         self._utf8 = _codecs.getincrementaldecoder("utf-8")("strict")
@@ -110,12 +110,10 @@ class SSEDecoder:
             self._data.append(value)
         elif field == "event":
             self._event = value
-        elif field == "id":
-            if "\0" not in value:
-                self._id = value
-        elif field == "retry":
-            if value.isdigit():
-                self._retry = int(value)
+        elif field == "id" and "\0" not in value:
+            self._id = value
+        elif field == "retry" and value.isdigit():
+            self._retry = int(value)
         # other fields are ignored, as the SSE spec says
 
     def _dispatch(self, out: list[SSEEvent]) -> None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 import uuid
 from typing import Any
 
 from .auth import GatewayKeys
-from .errors import Door, GatewayError, HttpError, error_body, from_exception, retry_after_header
+from .errors import Door, GatewayError, HttpError, error_body, retry_after_header
 from .models import ModelTable
 from .seal import Sealer
 
@@ -169,9 +168,8 @@ def _request_id(headers: Any) -> str:
 
 
 def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
-    from starlette.responses import Response
-
     import orjson
+    from starlette.responses import Response
 
     headers = {"x-request-id": request_id, **retry_after_header(err)}
     return Response(

@@ -17,7 +17,7 @@ from ..events import ReasoningBlock, ReasoningDelta, StreamEvent
 from .errors import Door
 from .seal import Sealer
 
-__all__ = ["DoorSpec", "DOORS", "open_sealed", "seal_events", "seal_message"]
+__all__ = ["DOORS", "DoorSpec", "open_sealed", "seal_events", "seal_message"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,6 +13,8 @@ from .errors import error_body, from_exception
 from .lane import Forward
 
 __all__ = ["forward"]
+
+log = logging.getLogger("modelwire.gateway")
 
 # failures the Client's ladder can still fix (another key, a wait, a refresh)
 _LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400"}
@@ -35,8 +38,8 @@ def _handover(fwd: Forward, err: ModelwireError) -> bool:
     failure = classify(err, fwd.endpoint.profile)
     try:
         fwd.endpoint.creds.failed(fwd.held, failure, "lane")
-    except Exception:  # noqa: BLE001 - reporting must never break the request
-        pass
+    except Exception:
+        log.debug("could not report a lane failure to the credential pool", exc_info=True)
     return failure.kind in _LADDER
 
 

@@ -170,9 +170,8 @@ class _Handlers:
             overhead = (before_upstream - ctx.started + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
-            from starlette.responses import Response
-
             import orjson
+            from starlette.responses import Response
 
             return Response(orjson.dumps(body), media_type="application/json",
                             headers=_headers(ctx, completion, overhead))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["RunningGateway"]
 
@@ -21,7 +21,7 @@ class RunningGateway:
         self.port = 0
         self.app: Any = None
 
-    def __enter__(self) -> RunningGateway:
+    def __enter__(self) -> Self:
         import uvicorn
 
         from . import create_app

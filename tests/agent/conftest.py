@@ -1,0 +1,1 @@
+from modelwire.testing import emulator, emulator_clean  # noqa: F401 - fixtures
