@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from .endpoints import Backend
 from .faults import parse_fault
+from .response import ABORT_KEY
 
 __all__ = ["build_app"]
 
@@ -53,6 +54,19 @@ def _loopback_only(request: Request) -> Response | None:
     if host not in _LOOPBACK:
         return JSONResponse({"error": "control endpoints answer loopback clients only"}, 403)
     return None
+
+
+class _EmulatorApp(Starlette):
+    """Starlette that also hands the connection's ``abort()`` to the model endpoints, for
+    the ``reset_before`` fault. Only the outermost app sees uvicorn's own ``send`` (a bound
+    method of the request cycle, which owns the transport); Starlette wraps it inside."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            transport = getattr(getattr(send, "__self__", None), "transport", None)
+            if transport is not None and hasattr(transport, "abort"):
+                scope[ABORT_KEY] = transport.abort
+        await super().__call__(scope, receive, send)
 
 
 def build_app(backend: Backend) -> Starlette:
@@ -110,4 +124,4 @@ def build_app(backend: Backend) -> Starlette:
         Route("/__emulator/requests", requests_endpoint, methods=["GET", "DELETE"]),
         Route("/__emulator/faults", faults_endpoint, methods=["GET", "POST", "DELETE"]),
     ]
-    return Starlette(routes=routes)
+    return _EmulatorApp(routes=routes)

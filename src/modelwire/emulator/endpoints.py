@@ -12,7 +12,8 @@ from typing import Any
 import orjson
 
 from . import render_anthropic, render_chat, render_responses
-from .faults import ERROR_FAULTS, STREAM_FAULTS, Fault, FaultStore, fault_error, parse_header
+from .faults import (BODY_FAULTS, ERROR_FAULTS, STREAM_FAULTS, Fault, FaultStore, fault_error,
+                     parse_header)
 from .model import Reply, respond
 from .oauth import ACCESS_PREFIX, OAuthServer
 from .profiles import PROFILES, EmuProfile
@@ -79,7 +80,9 @@ class Backend:
                 raise fault_error(fault, protocol)
             if isinstance(body, str) or (raw and body is None):
                 raise ApiError(400, "There was an error parsing the body of your request as JSON.")
-            status, out_headers, chunks, error_event = self._serve(endpoint, profile, headers, body)
+            as_json = bool(fault and fault.fault == "json_answer")
+            status, out_headers, chunks, error_event = self._serve(endpoint, profile, headers, body,
+                                                                   as_json=as_json)
         except ApiError as err:
             return self._error(err, protocol, request_id, entry)
         except (TypeError, AttributeError, ValueError, KeyError, IndexError,
@@ -96,8 +99,15 @@ class Backend:
         hang = min(fault.seconds, self.max_hang) if fault and fault.fault == "hang" else 0.0
         if fault and fault.fault in STREAM_FAULTS:
             fault, chunks = _fit_stream_fault(fault, chunks)
+            if fault.fault == "stall":
+                fault = dataclasses.replace(fault, seconds=min(fault.seconds, self.max_hang))
+        if fault and fault.fault in BODY_FAULTS:
+            chunks = []  # reset_before sends nothing, empty_stream no event
+            if fault.fault == "empty_stream" and out_headers.get("content-type") == _SSE:
+                chunks = [b": no events\n\n"]
+        served = fault if fault and fault.fault in STREAM_FAULTS | BODY_FAULTS else None
         return EmuResponse(status, out_headers, chunks, state=self.state, entry=entry, hang=hang,
-                           fault=fault if fault and fault.fault != "hang" else None,
+                           fault=served,
                            error_event=error_event)
 
     def _error(self, err: ApiError, protocol: str, request_id: str,
@@ -145,7 +155,8 @@ class Backend:
 
     # ------------------------------------------------------------ serving
     def _serve(self, endpoint: str, profile: EmuProfile, headers: Mapping[str, str],
-               body: Any) -> tuple[int, dict[str, str], list[bytes], bytes | None]:
+               body: Any, *, as_json: bool = False,
+               ) -> tuple[int, dict[str, str], list[bytes], bytes | None]:
         if endpoint == "models":
             return 200, {"content-type": _JSON}, [dumps(self._models(headers))], None
         if endpoint == "count_tokens":
@@ -159,6 +170,9 @@ class Backend:
             parsed = check_responses(body, self.signer, self.state.stored())
         reply = self._reply(parsed)
         ctx = self._context(parsed, reply, body, profile)
+        if as_json and parsed.stream:
+            # json_answer fault: render as if stream had been false (servers that ignore it)
+            parsed = dataclasses.replace(parsed, stream=False)
         return self._render(endpoint, parsed, reply, ctx)
 
     def _reply(self, parsed: Parsed) -> Reply:

@@ -16,6 +16,17 @@ or sent by a direct caller in the ``x-emulator-fault`` header)::
      "after": 2}                     # stream faults: SSE events sent before the fault
 
 The header form also accepts ``kind`` or ``kind;key=value;key=value``.
+
+Faults on the connection or the body shape (for clients' own resilience tests):
+
+* ``reset_before``: the connection is dropped before a single byte of the answer (no
+  status line), as a proxy or load balancer does when the upstream dies;
+* ``empty_stream``: a 200 answer whose body holds no event at all (an SSE comment only
+  when streaming), as some OpenAI-compatible servers send when generation fails early;
+* ``stall``: ``after`` events, then silence for ``seconds`` (capped by max_hang), then
+  the connection drops: a provider that stops mid-answer, for read-timeout tests;
+* ``json_answer``: a ``stream: true`` request answered with the whole non-streamed JSON
+  body (``application/json``), as servers that ignore ``stream`` do.
 """
 
 from __future__ import annotations
@@ -29,18 +40,21 @@ from typing import Any, Literal, TypeAlias
 
 from .wire import ApiError, Protocol
 
-__all__ = ["ERROR_FAULTS", "STREAM_FAULTS", "Fault", "FaultKind", "FaultStore", "fault_error",
+__all__ = ["BODY_FAULTS", "ERROR_FAULTS", "STREAM_FAULTS", "Fault", "FaultKind", "FaultStore", "fault_error",
            "parse_fault", "parse_header"]
 
 FaultKind: TypeAlias = Literal[
     "rate_limit", "quota", "server_error", "unavailable", "overloaded", "unauthorized",
     "hang", "close_mid_stream", "malformed_sse", "invalid_utf8", "slow_chunks", "stream_error",
+    "reset_before", "empty_stream", "json_answer", "stall",
 ]
 ERROR_FAULTS = frozenset({"rate_limit", "quota", "server_error", "unavailable", "overloaded",
                           "unauthorized"})
 STREAM_FAULTS = frozenset({"close_mid_stream", "malformed_sse", "invalid_utf8", "slow_chunks",
-                           "stream_error"})
-_KINDS = ERROR_FAULTS | STREAM_FAULTS | {"hang"}
+                           "stream_error", "stall"})
+# faults the response applies before or instead of the body (not placed with ``after``)
+BODY_FAULTS = frozenset({"reset_before", "empty_stream"})
+_KINDS = ERROR_FAULTS | STREAM_FAULTS | BODY_FAULTS | {"hang", "json_answer"}
 _FORMS = ("seconds", "ms", "http_date", "none")
 
 

@@ -16,7 +16,10 @@ from typing import Any
 from .faults import Fault
 from .state import EmulatorState
 
-__all__ = ["ConnectionAborted", "EmuResponse"]
+__all__ = ["ABORT_KEY", "ConnectionAborted", "EmuResponse"]
+
+# scope key holding the server connection's ``abort()`` (set by :func:`.app.build_app`)
+ABORT_KEY = "modelwire.emulator.abort"
 
 
 class ConnectionAborted(Exception):
@@ -46,11 +49,26 @@ class EmuResponse:
                     gone.set()
                     return
 
+        if self.fault is not None and self.fault.fault == "reset_before":
+            self._reset(scope)
+            return
         listener = asyncio.ensure_future(listen())
         try:
             await self._run(send, gone)
         finally:
             listener.cancel()
+
+    def _reset(self, scope: Any) -> None:
+        """Drop the connection before any byte of the answer (fault ``reset_before``).
+
+        ASGI has no message for that; :func:`.app.build_app` puts the server transport's
+        ``abort`` in the scope. Raising instead would make uvicorn answer 500."""
+        abort = scope.get(ABORT_KEY)
+        if self.entry is not None:
+            self.state.update(self.entry, completed=False, chunks_sent=0, aborted_by_fault=True)
+        if abort is None:
+            raise ConnectionAborted("fault: reset_before (no transport to abort: answered 500)")
+        abort()
 
     async def _wait(self, gone: asyncio.Event, seconds: float) -> bool:
         """Wait up to ``seconds``; True when the client went away meanwhile."""
@@ -79,6 +97,12 @@ class EmuResponse:
         after = self.fault.after if self.fault else 0
         for i, chunk in enumerate(self.chunks):
             if kind and i == after:
+                if kind == "stall":
+                    if await self._wait(gone, self.fault.seconds):
+                        self._disconnected(i)
+                        return
+                    self._finish(i, aborted=True)
+                    raise ConnectionAborted("fault: stall")
                 if kind == "close_mid_stream":
                     self._finish(i, aborted=True)
                     raise ConnectionAborted("fault: close_mid_stream")
