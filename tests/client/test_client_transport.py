@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
 import pytest
-from client._client_fake import Reply
 
 from modelwire import AsyncClient, Client, ConnectError
 from modelwire.codecs import EncodedRequest
@@ -28,24 +32,73 @@ def test_env_proxy_follows_https_proxy_and_no_proxy(monkeypatch):
     assert env_proxy("https://api.anthropic.com") == "http://proxy.local:3128"
 
 
+class ForwardProxy:
+    """The smallest HTTP forward proxy: records each request target and relays the request
+    to the emulator. The emulator is an origin server (an absolute-form target does not
+    route there), so this is the one test-only server left: it plays the proxy only."""
+
+    def __init__(self, upstream: str) -> None:
+        self.targets: list[str] = []
+        up = urlsplit(upstream)
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                proxy.targets.append(self.path)
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                conn = http.client.HTTPConnection(up.hostname, up.port, timeout=5)
+                headers = {k: v for k, v in self.headers.items()
+                           if k.lower() not in ("host", "proxy-connection", "connection")}
+                conn.request("POST", urlsplit(self.path).path, body, headers)
+                answer = conn.getresponse()
+                data = answer.read()
+                conn.close()
+                self.send_response(answer.status)
+                self.send_header("content-type", answer.getheader("content-type", ""))
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self._server.server_address[1]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
 @pytest.mark.parametrize("cls", [Client, AsyncClient], ids=["sync-httpx", "async-aiohttp"])
-async def test_both_transports_go_through_the_environments_proxy(fake, monkeypatch, cls):
-    # the fake provider plays the proxy: a proxied request arrives in absolute form
-    monkeypatch.setenv("HTTP_PROXY", fake.base_url)
-    client = cls("custom/fake-1", base_url=UPSTREAM, api_mode="chat_completions", api_key=KEY)
-    done = client.complete(HI)
-    if cls is AsyncClient:
-        done = await done
-        await client.close()
-    else:
-        client.close()
-    assert done.text
-    assert fake.requests[0]["path"] == UPSTREAM + "/chat/completions"
+async def test_both_transports_go_through_the_environments_proxy(wire, monkeypatch, cls):
+    # a proxied request arrives at the proxy in absolute form; the emulator answers it
+    proxy = ForwardProxy(wire.emu.base_url)
+    monkeypatch.setenv("HTTP_PROXY", proxy.url)
+    client = cls(f"custom/{wire.model}", base_url=UPSTREAM, api_mode="chat_completions",
+                 api_key=KEY)
+    try:
+        done = client.complete(HI)
+        if cls is AsyncClient:
+            done = await done
+            await client.close()
+        else:
+            client.close()
+    finally:
+        proxy.close()
+    assert done.text.startswith('You asked: "hi"')
+    assert proxy.targets == [UPSTREAM + "/chat/completions"]
+    assert [r["model"] for r in wire.requests()] == [wire.model]
 
 
-def _request():
-    return EncodedRequest("POST", "/chat/completions", {"content-type": "application/json"},
-                          b'{"model": "m", "messages": []}')
+def _request(model="m"):
+    body = b'{"model": "%s", "messages": [{"role": "user", "content": "hi"}]}' % model.encode()
+    return EncodedRequest("POST", "/chat/completions", {"content-type": "application/json",
+                                                        "authorization": f"Bearer {KEY}"}, body)
 
 
 def test_connection_refused_maps_to_connect_error_with_the_url_and_no_secret():
@@ -68,21 +121,23 @@ async def test_async_connection_refused_maps_to_connect_error():
     await transport.aclose()
 
 
-def test_sync_connections_are_reused(fake):
-    fake.push(Reply(), Reply(), Reply())
+def test_sync_connections_are_reused(wire):
     transport = SyncHTTPTransport()
     for _ in range(3):
-        resp = transport.send(_request(), fake.base_url + "/v1", Timeouts())
+        resp = transport.send(_request(wire.model), wire.base_url("chat_completions"), Timeouts())
         assert resp.status == 200
     transport.close()
-    ports = {r["client_port"] for r in fake.requests}
+    ports = {r["client_port"] for r in wire.requests()}
+    assert len(wire.requests()) == 3
     assert len(ports) == 1  # one pooled connection served all three
 
 
-async def test_async_connections_are_reused(fake):
+async def test_async_connections_are_reused(wire):
     transport = AsyncHTTPTransport()
     for _ in range(3):
-        resp = await transport.send(_request(), fake.base_url + "/v1", Timeouts())
+        resp = await transport.send(_request(wire.model), wire.base_url("chat_completions"),
+                                    Timeouts())
         assert resp.status == 200 and resp.headers["content-type"] == "application/json"
     await transport.aclose()
-    assert len({r["client_port"] for r in fake.requests}) == 1
+    assert len(wire.requests()) == 3
+    assert len({r["client_port"] for r in wire.requests()}) == 1

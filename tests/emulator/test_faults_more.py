@@ -93,3 +93,11 @@ def test_stall_sends_some_events_then_goes_silent(emu):
     while not emu.requests()["requests"][-1]["disconnected"] and time.monotonic() < deadline:
         time.sleep(0.01)  # bounded poll: the emulator notices the client hanging up
     assert emu.requests()["requests"][-1]["chunks_sent"] == 2
+
+
+def test_the_log_names_the_clients_port_so_connection_reuse_is_observable(emu, http):
+    for _ in range(2):
+        _post(http, "chat", stream=False)
+    first, second = emu.requests()["requests"][-2:]
+    assert isinstance(first["client_port"], int)
+    assert first["client_port"] == second["client_port"]  # one keep-alive connection

@@ -7,7 +7,7 @@ Control endpoints (test facilities, loopback clients only):
   ``{"requests": [...], "counters": {...}, "faults": [...]}``
   Each request: ``n``, ``time``, ``method``, ``path``, ``endpoint``, ``profile``, ``model``,
   ``stream``, ``headers`` (credentials masked), ``body``, ``status``, ``fault``, ``error``,
-  ``completed``, ``disconnected``, ``disconnected_at``, ``chunks_sent``.
+  ``completed``, ``disconnected``, ``disconnected_at``, ``chunks_sent``, ``client_port``.
 * ``DELETE /__emulator/requests``: empty the log and counters.
 * ``GET|POST|DELETE /__emulator/faults``: list, replace (a JSON list of fault rules, or
   one rule), clear.
@@ -43,8 +43,10 @@ def _model_endpoint(backend: Backend, endpoint: str) -> Any:
     async def handler(request: Request) -> Any:
         raw = await request.body()
         profile = request.path_params.get("profile")
+        # the client's port tells connections apart: tests assert connection reuse with it
+        port = request.client.port if request.client else None
         return await backend.handle(endpoint, profile, request.method, request.url.path,
-                                    request.headers, raw)
+                                    request.headers, raw, client_port=port)
 
     return handler
 

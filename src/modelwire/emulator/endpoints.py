@@ -52,7 +52,8 @@ class Backend:
 
     # ------------------------------------------------------------ entry point
     async def handle(self, endpoint: str, profile_name: str | None, method: str, path: str,
-                     headers: Mapping[str, str], raw: bytes) -> EmuResponse:
+                     headers: Mapping[str, str], raw: bytes, *,
+                     client_port: int | None = None) -> EmuResponse:
         protocol = protocol_of(endpoint)
         if endpoint == "models" and "anthropic-version" in headers:
             protocol = "anthropic"
@@ -66,7 +67,8 @@ class Backend:
         model = body.get("model") if isinstance(body, dict) else None
         entry = self.state.record(method=method, path=path, endpoint=endpoint, profile=name,
                                   model=model, headers=mask_headers(headers), body=body,
-                                  stream=bool(isinstance(body, dict) and body.get("stream")))
+                                  stream=bool(isinstance(body, dict) and body.get("stream")),
+                                  client_port=client_port)
         request_id = new_id("req_", 24)
         try:
             profile = PROFILES.get(name)
