@@ -80,11 +80,3 @@ class Sleeps(list):
 def sleeps():
     return Sleeps()
 
-
-@pytest.fixture
-def fake():
-    from client._client_fake import FakeProvider
-
-    server = FakeProvider()
-    yield server
-    server.close()

@@ -1,11 +1,12 @@
-"""The Client end to end over loopback HTTP: each api_mode, sync and async,
-complete and stream, and what reaches the wire (URL, auth header, extras)."""
+"""The Client end to end over loopback HTTP against the emulator: each api_mode, sync
+and async, complete and stream, and what reaches the wire (URL, auth header, extras) as
+the emulator's request log shows it (credentials masked to their first six and last
+four characters)."""
 
 from __future__ import annotations
 
 import orjson
 import pytest
-from client._client_fake import Reply
 
 from modelwire import AsyncClient, Client, ConfigError, NoCredentialsError
 from modelwire.codecs import codec_for
@@ -25,81 +26,91 @@ PATHS = {
 }
 HI = [{"role": "user", "content": "hi"}]
 KEY = "sk-test-0123456789abcdef"
+ANSWER = 'You asked: "hi". This is a deterministic answer from the modelwire emulator.'
+FULL = "Hello from the scripted provider"
 
 
-def _client(fake, mode, cls=Client, **kw):
-    return cls("custom/fake-1", base_url=fake.base_url + MODES[mode], api_mode=mode,
+def _client(wire, mode, cls=Client, **kw):
+    return cls(f"custom/{wire.model}", base_url=wire.base_url(mode), api_mode=mode,
                api_key=KEY, **kw)
 
 
+def _masked(secret):
+    return f"{secret[:6]}…{secret[-4:]}"
+
+
 @pytest.mark.parametrize("mode", list(MODES))
-def test_complete_returns_the_answer_with_facts_filled(fake, mode):
-    with _client(fake, mode) as client:
+def test_complete_returns_the_answer_with_facts_filled(wire, mode):
+    with _client(wire, mode) as client:
         done = client.complete(HI, max_tokens=50)
-    assert done.text == "Hello from the fake provider"
+    assert done.text == ANSWER
     assert done.finish_reason == "stop"
-    assert (done.provider, done.model) == ("custom", "fake-1")
+    assert (done.provider, done.model) == ("custom", wire.model)
     assert [a.outcome for a in done.attempts] == ["ok"]
-    assert done.usage["total_tokens"] == 10
-    (request,) = fake.requests
+    usage = done.usage  # the emulator counts ceil(characters / 4)
+    assert usage["completion_tokens"] == -(-len(ANSWER) // 4)
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    (request,) = wire.requests()
     assert request["path"] == PATHS[mode]
     assert not request["body"].get("stream")
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_stream_yields_events_and_keeps_the_completion(fake, mode):
-    fake.push(Reply(tool=("get_weather", '{"city": "Paris"}')))
-    with _client(fake, mode) as client:
+def test_stream_yields_events_and_keeps_the_completion(wire, mode):
+    wire.script({"text": FULL, "tool_calls": [{"name": "get_weather",
+                                               "arguments": {"city": "Paris"}}]})
+    with _client(wire, mode) as client:
         stream = client.stream(HI, tools=[{"type": "function", "function": {
             "name": "get_weather", "parameters": {"type": "object", "properties": {
                 "city": {"type": "string"}}}}}])
         events = list(stream)
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert text == "Hello from the fake provider"
+    assert text == FULL
     done = stream.completion
     assert done.text == text  # nothing duplicated
     assert done.finish_reason == "tool_calls"
     (call,) = done.tool_calls
     assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
-    assert fake.requests[0]["body"]["stream"] is True
+    assert wire.requests()[0]["body"]["stream"] is True
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-async def test_async_client_completes_and_streams(fake, mode):
-    async with _client(fake, mode, cls=AsyncClient) as client:
+async def test_async_client_completes_and_streams(wire, mode):
+    async with _client(wire, mode, cls=AsyncClient) as client:
         done = await client.complete(HI)
         stream = client.stream(HI)
         events = [e async for e in stream]
-    assert done.text == "Hello from the fake provider"
+    assert done.text == ANSWER
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == done.text
     assert stream.completion.text == done.text
     assert stream.completion.provider == "custom"
 
 
-def test_auth_header_follows_the_protocol(fake):
+def test_auth_header_follows_the_protocol(wire):
     for mode in MODES:
-        with _client(fake, mode) as client:
+        with _client(wire, mode) as client:
             client.complete(HI)
-    chat, anthropic, responses = (r["headers"] for r in fake.requests)
-    assert chat["authorization"] == f"Bearer {KEY}"
-    assert anthropic["x-api-key"] == KEY and "authorization" not in anthropic
-    assert responses["authorization"] == f"Bearer {KEY}"
+    chat, anthropic, responses = (r["headers"] for r in wire.requests())
+    assert chat["authorization"] == _masked(f"Bearer {KEY}")
+    assert anthropic["x-api-key"] == _masked(KEY) and "authorization" not in anthropic
+    assert responses["authorization"] == _masked(f"Bearer {KEY}")
+    assert "x-api-key" not in chat and "x-api-key" not in responses
 
 
-def test_extra_is_merged_and_headers_are_sent(fake):
-    with _client(fake, "chat_completions", headers={"x-client": "a"}) as client:
+def test_extra_is_merged_and_headers_are_sent(wire):
+    with _client(wire, "chat_completions", headers={"x-client": "a"}) as client:
         client.complete(HI, extra={"seed": 7, "temperature": 0.1}, headers={"x-call": "b"},
                         temperature=0.9)
-    request = fake.requests[0]
+    request = wire.requests()[0]
     assert request["body"]["seed"] == 7
     assert request["body"]["temperature"] == 0.1  # extra is merged last
     assert request["headers"]["x-client"] == "a" and request["headers"]["x-call"] == "b"
 
 
-def test_no_secret_in_repr_or_errors(fake):
-    fake.push(Reply("status", status=400, body={"error": {"message": "bad thing",
-                                                          "type": "invalid_request_error"}}))
-    with _client(fake, "chat_completions") as client:
+def test_no_secret_in_repr_or_errors(wire):
+    wire.script({"status": 400, "error": {"message": "bad thing",
+                                          "type": "invalid_request_error"}})
+    with _client(wire, "chat_completions") as client:
         assert KEY not in repr(client)
         with pytest.raises(Exception) as info:
             client.complete(HI)
@@ -112,24 +123,24 @@ def test_missing_key_names_the_variables_to_set():
     assert "OPENAI_API_KEY" in str(info.value)
 
 
-def test_env_key_is_read_at_request_time(fake, monkeypatch):
+def test_env_key_is_read_at_request_time(wire, monkeypatch):
     monkeypatch.setenv("MY_FAKE_KEY", "sk-from-env-0123456789")
     from modelwire.config import config_from_dict
 
     config = config_from_dict({"models": {"mine": {
-        "provider": "custom", "model": "fake-1", "api_mode": "chat_completions",
-        "base_url": fake.base_url + "/v1", "api_key_env": "MY_FAKE_KEY"}}})
+        "provider": "custom", "model": wire.model, "api_mode": "chat_completions",
+        "base_url": wire.base_url("chat_completions"), "api_key_env": "MY_FAKE_KEY"}}})
     with Client("mine", config=config) as client:
         done = client.complete(HI)
     assert done.text
-    assert fake.requests[0]["headers"]["authorization"] == "Bearer sk-from-env-0123456789"
+    assert wire.requests()[0]["headers"]["authorization"] == _masked("Bearer sk-from-env-0123456789")
 
 
-def test_broken_user_config_never_breaks_a_provider_model_client(tmp_path, monkeypatch, fake):
+def test_broken_user_config_never_breaks_a_provider_model_client(tmp_path, monkeypatch, wire):
     path = tmp_path / "modelwire.yaml"
     path.write_text("models: [this is: not valid")
     monkeypatch.setenv("MODELWIRE_CONFIG", str(path))
-    with _client(fake, "chat_completions") as client:
+    with _client(wire, "chat_completions") as client:
         assert client.complete(HI).text
     with pytest.raises(ConfigError) as info:
         Client("some-config-name")
@@ -225,22 +236,26 @@ def test_every_catalog_row_sends_to_its_url_with_its_auth_header(name, monkeypat
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_a_server_answering_json_to_a_stream_request_still_streams(fake, mode):
-    fake.push(Reply("json", tool=("get_time", "{}")), Reply("json"))
-    with _client(fake, mode) as client:
+def test_a_server_answering_json_to_a_stream_request_still_streams(wire, mode):
+    wire.script({"text": FULL, "tool_calls": [{"name": "get_time", "arguments": {}}]})
+    wire.fault("json_answer")
+    with _client(wire, mode) as client:
         stream = client.stream(HI)
         events = list(stream)
-    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello from the fake provider"
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == FULL
     done = stream.completion
-    assert done.text == "Hello from the fake provider"
+    assert done.text == FULL
     assert [c["function"]["name"] for c in done.tool_calls] == ["get_time"]
-    assert done.finish_reason == "tool_calls" and done.usage["total_tokens"] == 10
-    assert len(fake.requests) == 1
+    usage = done.usage
+    assert done.finish_reason == "tool_calls" and usage["completion_tokens"] > 0
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    (request,) = wire.requests()
+    assert request["body"]["stream"] is True and request["fault"] == "json_answer"
 
 
-async def test_async_stream_of_a_json_answer(fake):
-    fake.push(Reply("json"))
-    async with _client(fake, "chat_completions", cls=AsyncClient) as client:
+async def test_async_stream_of_a_json_answer(wire):
+    wire.fault("json_answer")
+    async with _client(wire, "chat_completions", cls=AsyncClient) as client:
         stream = client.stream(HI)
         text = "".join([e.text async for e in stream if isinstance(e, TextDelta)])
-    assert text == stream.completion.text == "Hello from the fake provider"
+    assert text == stream.completion.text == ANSWER
