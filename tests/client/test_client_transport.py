@@ -67,7 +67,7 @@ class ForwardProxy:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self._server.server_address[1]
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def close(self) -> None:
         self._server.shutdown()

@@ -12,8 +12,15 @@ from typing import Any
 import orjson
 
 from . import render_anthropic, render_chat, render_responses
-from .faults import (BODY_FAULTS, ERROR_FAULTS, STREAM_FAULTS, Fault, FaultStore, fault_error,
-                     parse_header)
+from .faults import (
+    BODY_FAULTS,
+    ERROR_FAULTS,
+    STREAM_FAULTS,
+    Fault,
+    FaultStore,
+    fault_error,
+    parse_header,
+)
 from .model import Reply, respond
 from .oauth import ACCESS_PREFIX, OAuthServer
 from .profiles import PROFILES, EmuProfile
