@@ -292,8 +292,14 @@ def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: st
     checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools."""
     port = free_port()
     cfg = b.workdir / "modelwire.yaml"
+    # emu: the translating path (decode, Client, encode: the emulator's issuer is not
+    # OpenAI's, so echoed reasoning must be translated); emu-lane: the same upstream under
+    # the openai profile, which takes the same-protocol lane (client bytes forwarded)
     cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, "
-                   f"base_url: 'http://127.0.0.1:{upstream}/v1'}}\ndefault_model: emu\n")
+                   f"base_url: 'http://127.0.0.1:{upstream}/v1'}}\n"
+                   "  emu-lane: {provider: openai, model: emulator-1, "
+                   f"base_url: 'http://127.0.0.1:{upstream}/v1', api_key_env: MW_BENCH_KEY}}\n"
+                   "default_model: emu\n")
     exe = Path(sys.executable).with_name("modelwire")
     argv = [str(exe)] if exe.exists() and not python else [python or sys.executable, "-m", "modelwire.cli"]
     env = {"MODELWIRE_GATEWAY_KEYS": "", "XDG_CONFIG_HOME": str(b.workdir), "XDG_DATA_HOME": str(b.workdir)}
@@ -302,6 +308,19 @@ def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: st
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
     return b.start(name, [*argv, "serve", "--config", str(cfg), "--port", str(port)],
                    port, "/health", "server", env=env)
+
+
+def lane_header(url: str) -> str | None:
+    """The ``x-modelwire-lane`` header of one request for model ``emu-lane``."""
+    import urllib.request
+
+    body = json.dumps({"model": "emu-lane", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.headers.get("x-modelwire-lane")
+    except OSError as exc:
+        return f"request failed: {exc}"
 
 
 def find_litellm(explicit: str | None) -> str | None:
@@ -447,20 +466,21 @@ HEAD = ["target", "req/s", "chunks/s", "TTFB p50 ms", "TTFB p99", "total p50", "
 
 
 # ======================================================================== report
-def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]]) -> list[str]:
+def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
+          target: str = "modelwire") -> list[str]:
     def get(target: str, conc: int, stream: bool) -> Cell | None:
         return next((c for c in cells if (c.target, c.conc, c.stream) == (target, conc, stream)), None)
 
     def added(stream: bool, key: str, p: float) -> float:
         r = paired.get(stream, {})
-        return (pct(r["modelwire"][key], p) - pct(r["direct"][key], p)) * 1e3
+        return (pct(r[target][key], p) - pct(r["direct"][key], p)) * 1e3
 
     lines: list[str] = []
-    if "modelwire" in paired.get(False, {}):
+    if target in paired.get(False, {}):
         a50, a99 = added(False, "total", 50), added(False, "total", 99)
         lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5, f"+{a50:.2f} ms"))
         lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5, f"+{a99:.2f} ms"))
-    mw = [c for c in cells if c.target == "modelwire" and not c.stream]
+    mw = [c for c in cells if c.target == target and not c.stream]
     lite = [c for c in cells if c.target == "litellm" and not c.stream]
     if mw:
         best = max(mw, key=lambda c: c.res["ok"])
@@ -480,7 +500,7 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]]) -> l
                                    f"{lbest.server_cpu_us / best.server_cpu_us:.1f}x)"))
         else:
             lines.append(goal_line("throughput >= 10x LiteLLM proxy", None, "LiteLLM proxy not run"))
-    ms = [c for c in cells if c.target == "modelwire" and c.stream]
+    ms = [c for c in cells if c.target == target and c.stream]
     if ms:
         best = max(ms, key=lambda c: c.res["chunks"])
         cps = best.res["chunks"] / best.res["seconds"]
@@ -490,11 +510,11 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]]) -> l
                                f"{best.res['chunks'] / max(best.res['ok'], 1):.0f}-chunk stream = at most "
                                f"{1e6 / best.server_cpu_us * best.res['chunks'] / max(best.res['ok'], 1):,.0f} "
                                f"chunks/s per core"))
-    if "modelwire" in paired.get(True, {}):
+    if target in paired.get(True, {}):
         add = added(True, "ttfb", 50)
         lines.append(goal_line("time to first byte <= 2 ms over direct (concurrency 1 interleaved, p50)",
                                add <= 2, f"+{add:.2f} ms (p99 +{added(True, 'ttfb', 99):.2f} ms)"))
-    m256 = get("modelwire", 256, True)
+    m256 = get(target, 256, True)
     if m256:
         ok = m256.res["stalls"] == 0 and m256.res["errors"] == 0 and m256.res["ok"] > 0
         lines.append(goal_line("256 concurrent streams without a stall", ok,
@@ -535,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--litellm", help="path of a `litellm` command with the proxy extra")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM proxy column")
     ap.add_argument("--no-modelwire", action="store_true", help="skip the modelwire column")
+    ap.add_argument("--lane", action=argparse.BooleanOptionalAction, default=True,
+                    help="also measure the same-protocol lane (model emu-lane, openai profile)")
     ap.add_argument("--fast-python", metavar="PYTHON",
                     help="add a column: modelwire serve run by this interpreter (one with uvloop and "
                          "httptools installed, which uvicorn then uses)")
@@ -564,7 +586,11 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
         ("direct", f"http://127.0.0.1:{emu.port}/v1/chat/completions", "emulator-1", None)]
     gw = None if args.no_modelwire else start_modelwire(b, emu.port)
     if gw is not None:
-        targets.append(("modelwire", f"http://127.0.0.1:{gw.port}/v1/chat/completions", "emu", gw))
+        gw_url = f"http://127.0.0.1:{gw.port}/v1/chat/completions"
+        targets.append(("modelwire", gw_url, "emu", gw))
+        if args.lane:
+            print(f"  mw-lane: x-modelwire-lane = {lane_header(gw_url)!r} (expected 'passthrough')")
+            targets.append(("mw-lane", gw_url, "emu-lane", gw))
     if args.fast_python:
         fast = start_modelwire(b, emu.port, args.fast_python, name="mw-fast")
         if fast is not None:
@@ -617,9 +643,11 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
             direct = next((c for c in cells if (c.target, c.conc, c.stream) == ("direct", conc, stream)), None)
             rows += [cell_row(c, direct) for c in cells if c.conc == conc and c.stream == stream]
         print(table(HEAD, rows))
-    print("\nGoals (issue 7, 1 worker):")
-    for line in goals(cells, paired):
-        print(line)
+    for target in ("modelwire", "mw-lane", "mw-fast"):
+        if any(c.target == target for c in cells):
+            print(f"\nGoals (issue 7, 1 worker) for {target}:")
+            for line in goals(cells, paired, target):
+                print(line)
     if args.soak and gw is not None:
         soak(b, gw, args.soak)
     return 0
