@@ -127,6 +127,13 @@ class ThinkTagSplitter:
 
     # ------------------------------------------------------------------ public
     def feed(self, text: str) -> list[Piece]:
+        if self._mode == "text" and not self._pending and not self._skip_ws and "<" not in text:
+            # the common case, plain answer text with no tag in sight: same result as the
+            # scan below, without it (this runs once per streamed text delta)
+            if not text:
+                return []
+            self._emit_text(text)
+            return self._flush()
         buf = self._pending + text
         self._pending = ""
         i = 0
