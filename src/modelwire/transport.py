@@ -360,6 +360,18 @@ class _HttpxStream:
                 yield chunk
 
     def close(self) -> None:
+        # Closing the response alone does not wake a thread blocked reading its socket
+        # (Linux keeps recv() waiting): shut the socket down first, so an abort from
+        # another thread cuts a stalled stream at once.
+        stream = self._resp.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            import socket
+
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed
         self._resp.close()
 
 

@@ -116,10 +116,6 @@ async def test_asyncio_event_interrupt_ends_the_stream(wire):
     assert await asyncio.to_thread(_hung_up, wire)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "sync abort() closes the httpx response from another thread; a close() does not wake a "
-    "recv() already blocked on Linux, so the cut waits for the server unless abort wins the "
-    "race (transport.py would need socket.shutdown); found moving off the ad-hoc fake"))
 def test_abort_from_another_thread_cuts_a_stalled_stream(wire):
     wire.script({"text": LONG})
     wire.fault("stall", after=3, seconds=2)  # the role chunk and two text chunks, then silence
