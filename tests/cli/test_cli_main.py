@@ -25,3 +25,23 @@ def test_console_script_runs_without_traceback():
         capture_output=True, text=True, check=False, timeout=60,
     )
     assert out.returncode == 0 and "Traceback" not in out.stderr
+
+
+import pytest
+
+
+@pytest.mark.parametrize("argv", [["chat"], ["serve"], ["emulate"], ["models"], ["route"],
+                                  ["creds", "list"], ["auth", "login"]], ids=lambda a: " ".join(a))
+def test_every_command_takes_config_and_shows_examples(argv, capsys):
+    assert main([*argv, "--help"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "--config" in out
+    top = capsys.readouterr().out if main([argv[0], "--help"]) == EXIT_OK else ""
+    assert "Examples" in out or "Examples" in top or "Example" in out
+
+
+def test_a_broken_config_is_a_usage_error_naming_the_key(tmp_path, capsys):
+    bad = tmp_path / "m.yaml"
+    bad.write_text("models: {x: {provider: nope, model: y}}\n")
+    assert main(["emulate", "--config", str(bad)]) == EXIT_USAGE
+    assert "models.x.provider" in capsys.readouterr().err

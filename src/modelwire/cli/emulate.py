@@ -10,7 +10,17 @@ import click
 __all__ = ["command"]
 
 
-@click.command("emulate")
+@click.command(
+    "emulate",
+    epilog=(
+        "Examples:\n\n"
+        "  modelwire emulate --port 8765\n\n"
+        "  modelwire emulate --profile anthropic --keys k1,k2\n\n"
+        "  MY_KEY=s3cret modelwire emulate --signing-key-env MY_KEY --script replies.jsonl\n\n"
+        "Point an OpenAI SDK at http://127.0.0.1:8765/v1 and an Anthropic SDK at "
+        "http://127.0.0.1:8765 (add /p/<profile> for another provider's rules)."
+    ),
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=8765, show_default=True, type=int, help="Port to bind.")
 @click.option("--profile", default="lenient", show_default=True,
@@ -24,10 +34,17 @@ __all__ = ["command"]
                    "reasoning (default: a random key per process).")
 @click.option("--max-hang", default=10.0, show_default=True, type=float,
               help="Longest wait a 'hang' fault may cause, in seconds.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file; validated like every command's, though the emulator needs none.")
 def command(host: str, port: int, profile: str, script: str | None, keys: str | None,
-            signing_key_env: str | None, max_hang: float) -> None:
+            signing_key_env: str | None, max_hang: float, config_path: str | None) -> None:
     """Serve /v1/chat/completions, /v1/messages, /v1/responses and /v1/models offline."""
     import uvicorn
+
+    if config_path is not None:
+        from ..config import load_config
+
+        load_config(config_path)  # a broken file is reported, as by every command
 
     from ..emulator import Emulator
     from ..emulator.app import build_app
