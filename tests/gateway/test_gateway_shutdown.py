@@ -19,28 +19,34 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _serve(*args: str) -> tuple[subprocess.Popen, str]:
+    """Start `modelwire serve` on a free port; return it once /health answers."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("MODELWIRE_GATEWAY_KEYS", "MODELWIRE_SEAL_SECRET")}
+    proc = subprocess.Popen([sys.executable, "-m", "modelwire.cli", "serve", "--port", str(port), *args],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(base + "/health", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise AssertionError("gateway did not start")
+        time.sleep(0.05)
+
+
 def test_sigterm_ends_running_streams_with_an_error_event(emulator_clean, tmp_path):
     cfg = tmp_path / "modelwire.yaml"
     cfg.write_text(
         f"models:\n  slow: {{provider: emulator-anthropic, model: slow-claude, "
         f"base_url: \"{emulator_clean.anthropic_base_url()}\"}}\n")
     emulator_clean.set_faults([{"fault": "slow_chunks", "model": "slow-claude", "seconds": 0.5}])
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "MODELWIRE_GATEWAY_KEYS"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "modelwire.cli", "serve", "--config", str(cfg), "--port", str(port),
-         "--grace", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    proc, base = _serve("--config", str(cfg), "--grace", "1")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "gateway did not start"
-            time.sleep(0.05)
         body = {"model": "slow", "max_tokens": 500, "stream": True,
                 "messages": [{"role": "user", "content": "Tell me a very long story about a fox"}]}
         received = b""
@@ -68,22 +74,8 @@ def test_sigterm_ends_running_streams_with_an_error_event(emulator_clean, tmp_pa
 def test_two_workers_serve_and_share_one_seal_secret(emulator_clean, tmp_path):
     cfg = tmp_path / "modelwire.yaml"
     cfg.write_text(f"models:\n  m: {{provider: emulator, model: w-model, base_url: \"{emulator_clean.openai_base_url()}\"}}\n")
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("MODELWIRE_GATEWAY_KEYS", "MODELWIRE_SEAL_SECRET")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "modelwire.cli", "serve", "--config", str(cfg), "--port", str(port),
-         "--workers", "2"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    proc, base = _serve("--config", str(cfg), "--workers", "2")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and proc.poll() is None, "gateway did not start"
-            time.sleep(0.05)
         for _ in range(4):
             r = httpx.post(base + "/v1/chat/completions", timeout=30,
                            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
