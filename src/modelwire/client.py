@@ -539,7 +539,15 @@ class AsyncStream:
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
+        self._batched = False
         self._gen = self._run()
+
+    def batches(self) -> AsyncIterator[list[StreamEvent]]:
+        """The events grouped as they arrived, one list per upstream read, so a relay
+        (the gateway) writes each group at once instead of once per event. Call it
+        instead of iterating the stream directly, before the first event."""
+        self._batched = True
+        return self._gen  # type: ignore[return-value]
 
     @property
     def model(self) -> str:
@@ -579,8 +587,12 @@ class AsyncStream:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())
                         if _is_json(resp):
                             done = turn.decode_response(await resp.read())
-                            for event in _replay(self, done, acc):
-                                yield event
+                            replayed = list(_replay(self, done, acc))
+                            if self._batched:
+                                yield replayed  # type: ignore[misc]
+                            else:
+                                for event in replayed:
+                                    yield event
                         else:
                             async with contextlib.aclosing(self._events(resp, acc)) as events:
                                 async for event in events:
@@ -612,12 +624,27 @@ class AsyncStream:
                     return
                 if renew_at is not None and time.monotonic() > renew_at:
                     renew_at = self._turn.renew()
+                if self._batched:
+                    batch = _fold(decoder.feed(chunk), acc)
+                    if batch:
+                        yield batch  # type: ignore[misc]
+                    if type(batch) is _Failed:
+                        raise batch.error
+                    continue
                 for event in decoder.feed(chunk):
                     if type(event) is StreamError:
                         raise event.error
                     acc.feed(event)
                     yield event
-        for event in decoder.close():
+        closing = decoder.close()
+        if self._batched:
+            batch = _fold(closing, acc)
+            if batch:
+                yield batch  # type: ignore[misc]
+            if type(batch) is _Failed:
+                raise batch.error
+            closing = []
+        for event in closing:
             if type(event) is StreamError:
                 raise event.error
             acc.feed(event)
@@ -634,3 +661,21 @@ class AsyncStream:
         if self._acc is None:
             self._acc = Accumulator(model=self._turn.endpoint.model_id)
         self._interrupted()
+
+
+class _Failed(list):  # type: ignore[type-arg]
+    """A batch cut by a StreamError: the events before it, then the error to raise."""
+
+    __slots__ = ("error",)
+
+
+def _fold(events: list[StreamEvent], acc: Accumulator) -> list[StreamEvent]:
+    """Feed ``events`` to ``acc`` up to the first StreamError; return them as one batch
+    (a :class:`_Failed` carrying the error when one cut the batch short)."""
+    for i, event in enumerate(events):
+        if type(event) is StreamError:
+            failed = _Failed(events[:i])
+            failed.error = event.error  # type: ignore[union-attr]
+            return failed
+        acc.feed(event)
+    return events

@@ -137,3 +137,23 @@ def test_abort_from_another_thread_cuts_a_stalled_stream(wire):
     (entry,) = wire.requests()
     # cut by the client during the silence, not ended by the server after it
     assert entry["disconnected"] and not entry.get("aborted_by_fault")
+
+
+def test_batches_group_events_as_they_arrived_and_match_plain_iteration(wire):
+    import asyncio
+
+    from modelwire import AsyncClient
+
+    async def go(batched: bool):
+        async with AsyncClient(f"custom/{wire.model}", **_kw(wire)) as client:
+            stream = client.stream(HI)
+            if batched:
+                groups = [list(b) async for b in stream.batches()]
+                return groups, stream.completion
+            return [[e] async for e in stream], stream.completion
+
+    groups, done = asyncio.run(go(True))
+    flat, done_plain = asyncio.run(go(False))
+    assert all(isinstance(g, list) and g for g in groups)
+    assert [e for g in groups for e in g] == [e for g in flat for e in g]
+    assert done.message == done_plain.message

@@ -196,7 +196,8 @@ class _Handlers:
         codec = codec_for(ctx.door)
         before_upstream = time.perf_counter()
         stream = client.stream(req["messages"], **opts)
-        iterator = stream.__aiter__()
+        # one write per upstream read, not one per event (the Client groups them)
+        iterator = stream.batches().__aiter__()
         try:
             first = await iterator.__anext__()
         except StopAsyncIteration:
@@ -213,12 +214,12 @@ class _Handlers:
             task = asyncio.current_task()
             gw.streams.add(task)
             try:
-                if first is not None:
-                    for ev in seal_events([first], door, sealer):
-                        yield encoder.feed(ev)
-                async for ev in iterator:
-                    for out in seal_events([ev], door, sealer):
-                        yield encoder.feed(out)
+                if first:
+                    yield b"".join([encoder.feed(ev) for ev in seal_events(first, door, sealer)])
+                async for batch in iterator:
+                    data = b"".join([encoder.feed(ev) for ev in seal_events(batch, door, sealer)])
+                    if data:
+                        yield data
                 yield encoder.close()
                 done = getattr(stream, "completion", None)
                 if done is not None:
