@@ -69,6 +69,9 @@ class SSEDecoder:
         out: list[SSEEvent] = []
         if not text:
             return out
+        if not self._pending_cr and "\r" not in text:
+            self._feed_lf(text, out)
+            return out
         if self._pending_cr:
             self._pending_cr = False
             if text[0] == "\n":
@@ -95,6 +98,21 @@ class SSEDecoder:
             start = nxt
         self._buf = buf[start:]
         return out
+
+    def _feed_lf(self, text: str, out: list[SSEEvent]) -> None:
+        """The common case, LF-only text: split once, handle ``data:`` lines inline."""
+        lines = (self._buf + text).split("\n") if self._buf else text.split("\n")
+        self._buf = lines.pop()  # the incomplete last line ("" after a final LF)
+        data = self._data
+        for line in lines:
+            if not line:
+                self._dispatch(out)
+                data = self._data
+            elif line[:5] == "data:":
+                data.append(line[6:] if line[5:6] == " " else line[5:])
+            else:
+                self._line(line, out)
+                data = self._data
 
     def _line(self, line: str, out: list[SSEEvent]) -> None:
         if not line:
