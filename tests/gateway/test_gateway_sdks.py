@@ -186,3 +186,25 @@ def test_access_log_has_the_facts_and_no_secrets(gateway, caplog):
     assert any(bad.headers["x-request-id"] in line and "status=404" in line for line in lines), lines
     text = "\n".join(lines)
     assert GATEWAY_KEY not in text and "secret question" not in text and "sk-ant" not in text
+
+
+CLOCK = {"type": "function", "function": {"name": "clock", "description": "Get the current time on the clock",
+                                          "parameters": {"type": "object", "properties": {}}}}
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_parallel_tool_calls_through_every_door(gateway, upstream):
+    question = "What is 17 times 23, and what time is it now on the clock?"
+    chat = oa(gateway).chat.completions.create(
+        model=upstream, messages=[{"role": "user", "content": question}], tools=[CALC, CLOCK])
+    assert sorted(c.function.name for c in chat.choices[0].message.tool_calls) == ["calculator", "clock"]
+    msg = an(gateway).messages.create(
+        model=upstream, max_tokens=512, messages=[{"role": "user", "content": question}],
+        tools=[CALC_ANTHROPIC, {"name": "clock", "description": "Get the current time on the clock",
+                                "input_schema": {"type": "object", "properties": {}}}])
+    assert sorted(b.name for b in msg.content if b.type == "tool_use") == ["calculator", "clock"]
+    resp = oa(gateway).responses.create(
+        model=upstream, input=question,
+        tools=[CALC_RESPONSES, {"type": "function", "name": "clock", "description": "Get the current time on the clock",
+                                "parameters": {"type": "object", "properties": {}}}])
+    assert sorted(i.name for i in resp.output if i.type == "function_call") == ["calculator", "clock"]
