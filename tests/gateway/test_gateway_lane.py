@@ -116,3 +116,4 @@ def test_a_rate_limit_in_the_lane_is_handed_to_the_ladder(lgw, emulator_clean):
                    json={"model": "gpt", "messages": [{"role": "user", "content": "hi"}]}, timeout=60)
     assert r.status_code == 200, r.text
     assert "x-modelwire-lane" not in r.headers  # served by the translating path after the 429
+    assert r.headers["x-modelwire-attempts"] == "2"  # the lane's try counts

@@ -36,6 +36,7 @@ class _Ctx:
     route: str | None = None
     raw: bytes = b""
     lane: bool = False
+    lane_tries: int = 0  # lane attempts that failed over to the translating path
 
     def log(self) -> None:
         if not self.enabled:
@@ -57,7 +58,7 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
         **extra,
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
-        "x-modelwire-attempts": str(max(1, len(attempts))),
+        "x-modelwire-attempts": str(max(1, len(attempts)) + ctx.lane_tries),
         "x-modelwire-fallbacks": str(sum(1 for a in attempts if a.outcome == "fell_back")),
         "x-modelwire-model": served or ctx.model,
     }
@@ -156,6 +157,7 @@ class _Handlers:
                 forwarded = await forward(client, req, ctx, request.headers)
                 if forwarded is not None:
                     return forwarded
+                ctx.lane_tries = 1  # counted in x-modelwire-attempts
             opts = _client_options(req, same)
             if req.get("stream"):
                 return await self._stream(client, req, opts, ctx)
