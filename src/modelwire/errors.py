@@ -35,7 +35,6 @@ are passed through :func:`redact` before they are stored.
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -245,7 +244,3 @@ class FallbackExhaustedError(ModelwireError):
         lines = "; ".join(f"{type(e).__name__}: {e}" for e in errors)
         super().__init__(f"all {len(errors)} attempts failed: {lines}", **kw)
         self.errors = list(errors)
-
-
-def _fmt_time(ts: float | None) -> str:  # used by callers formatting next_available_at
-    return "unknown" if ts is None else datetime.fromtimestamp(ts).isoformat(timespec="seconds")
