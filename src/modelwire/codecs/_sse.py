@@ -110,6 +110,8 @@ class SSEDecoder:
                 data = self._data
             elif line[:5] == "data:":
                 data.append(line[6:] if line[5:6] == " " else line[5:])
+            elif line[:6] == "event:":  # Anthropic and Responses name every event
+                self._event = line[7:] if line[6:7] == " " else line[6:]
             else:
                 self._line(line, out)
                 data = self._data
