@@ -132,3 +132,44 @@ def test_interactive_session_through_a_pty():
         except ProcessLookupError:
             pass
         os.close(fd)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_ctrl_c_interrupts_the_answer_not_the_session(tmp_path):
+    from modelwire.emulator import Emulator
+
+    with Emulator() as emu:
+        emu.set_faults([{"fault": "slow_chunks", "model": "slow-1", "seconds": 0.5}])
+        cfg = tmp_path / "modelwire.yaml"
+        cfg.write_text(f"models:\n  slow: {{provider: emulator, model: slow-1, base_url: \"{emu.openai_base_url()}\"}}\n"
+                       "default_model: slow\n")
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["TERM"] = "dumb"
+            os.environ["NO_COLOR"] = "1"
+            os.execv(sys.executable, [sys.executable, "-m", "modelwire.cli", "chat", "--config", str(cfg)])
+        try:
+            _read_until(fd, b"> ")
+            os.write(fd, b"Tell me a long story about a fox in the forest\r")
+            _read_until(fd, b"You asked")  # the answer has started streaming
+            os.write(fd, b"\x03")  # Ctrl-C
+            out = _read_until(fd, b"> ")  # back at the prompt: the session goes on
+            assert b"[interrupted]" in out
+            os.write(fd, b"\x04")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    assert os.waitstatus_to_exitcode(status) == 0
+                    break
+                _read_until(fd, b"", timeout=0.2)
+            else:
+                raise AssertionError("chat did not exit on Ctrl-D")
+        finally:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            os.close(fd)
+        logged = [r for r in emu.requests()["requests"] if r["model"] == "slow-1"]
+        assert logged and logged[-1]["disconnected"]  # the interrupted answer's connection was closed
