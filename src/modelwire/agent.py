@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -26,7 +25,7 @@ from typing import Any, Literal, TypeAlias
 from ._agent_tools import ToolOutcome, call_tool_async, call_tool_sync, interrupted_outcome
 from .completion import Completion
 from .events import StreamEvent
-from .tools import Tool, dedupe_tools
+from .tools import Tool
 from .tools import tool as make_tool
 
 __all__ = [
@@ -201,13 +200,9 @@ class Agent:
                     completion = handle.completion
                 else:
                     completion = self._active.complete(self._outgoing(), **self._options(None))
-                calls = run.record(completion)
-                if completion.interrupted:
-                    yield from run.close_calls(calls, interrupted=True)
-                    yield from run.finish("interrupted")
-                    return
-                if not calls:
-                    yield from run.finish("done")
+                calls, ending = run.settle(completion)
+                if ending is not None:
+                    yield from ending
                     return
                 for i, call in enumerate(calls):
                     if interrupt is not None and interrupt.is_set():
@@ -252,12 +247,9 @@ class Agent:
                     completion = handle.completion
                 else:
                     completion = await self._active.complete(self._outgoing(), **self._options(None))
-                calls = run.record(completion)
-                if completion.interrupted or not calls:
-                    if completion.interrupted:
-                        for ev in run.close_calls(calls, interrupted=True):
-                            yield ev
-                    for ev in run.finish("interrupted" if completion.interrupted else "done"):
+                calls, ending = run.settle(completion)
+                if ending is not None:
+                    for ev in ending:
                         yield ev
                     return
                 for call in calls:
@@ -276,9 +268,8 @@ class Agent:
     # ---------------------------------------------------------- request
     def _options(self, interrupt: Any) -> dict[str, Any]:
         opts = dict(self.request_options)
-        if self.tools:
+        if self.tools:  # names are unique already: the first definition won in __init__
             opts["tools"] = [t.spec for t in self.tools.values()]
-            opts["tools"] = dedupe_tools(opts["tools"])
         if self.thinking is not None:
             opts["thinking"] = self.thinking
         if interrupt is not None:
@@ -301,7 +292,8 @@ class Agent:
         the budget), so the sent prefix stays the same for many turns and
         prompt caches stay warm.
         """
-        estimate = _estimator()
+        from .tokens import estimate_tokens as estimate
+
         budget = self.context_budget or 0
         for i in range(min(self._elide_upto, len(sent))):
             if sent[i].get("role") == "tool":
@@ -315,14 +307,6 @@ class Agent:
                 self._elide_upto = i + 1
                 if estimate(sent) <= target:
                     break
-
-
-def _estimator() -> Callable[[Any], int]:
-    try:
-        from .tokens import estimate_tokens
-    except ImportError:  # pragma: no cover - the estimator lands with the messages module
-        return lambda obj: len(json.dumps(obj, default=str)) // 4
-    return estimate_tokens
 
 
 class _Run:
@@ -359,6 +343,16 @@ class _Run:
         for call in calls:
             self.open_calls[call["id"]] = call
         return calls
+
+    def settle(self, completion: Completion) -> tuple[list[dict[str, Any]], list[AgentEvent] | None]:
+        """Record a model turn: its tool calls, and the events that end the run here
+        (interrupted, or answered without tools) or ``None`` when tools run next."""
+        calls = self.record(completion)
+        if completion.interrupted:
+            return calls, [*self.close_calls(calls, interrupted=True), *self.finish("interrupted")]
+        if not calls:
+            return calls, list(self.finish("done"))
+        return calls, None
 
     def started(self, call: dict[str, Any]) -> ToolStarted:
         self.started_at[call["id"]] = time.monotonic()

@@ -236,11 +236,7 @@ class CredentialPool:
             try:
                 return self.lease()
             except PoolExhaustedError as exc:
-                wake = exc.next_available_at
-                now = self.clock.time()
-                if wake is None or wake > deadline or now >= deadline:
-                    raise
-                self.clock.sleep(max(0.0, wake - now) + 0.001)
+                self.clock.sleep(self._wait_or_raise(exc, deadline))
 
     async def wait_for_credential_async(self, deadline: float) -> Lease:
         """:meth:`wait_for_credential` for event loops (sleeps with ``asyncio.sleep``)."""
@@ -248,11 +244,16 @@ class CredentialPool:
             try:
                 return self.lease()
             except PoolExhaustedError as exc:
-                wake = exc.next_available_at
-                now = self.clock.time()
-                if wake is None or wake > deadline or now >= deadline:
-                    raise
-                await asyncio.sleep(max(0.0, wake - now) + 0.001)
+                await asyncio.sleep(self._wait_or_raise(exc, deadline))
+
+    def _wait_or_raise(self, exc: PoolExhaustedError, deadline: float) -> float:
+        """Seconds until the first credential frees, or ``exc`` re-raised when that is
+        never, or after ``deadline``."""
+        wake = exc.next_available_at
+        now = self.clock.time()
+        if wake is None or wake > deadline or now >= deadline:
+            raise exc
+        return max(0.0, wake - now) + 0.001
 
     # ------------------------------------------------------------------ outcomes
     def report(self, lease: Lease, outcome: Outcome, error: Any = None) -> PooledCredential:

@@ -163,7 +163,7 @@ def _chain_sigterm(gateway: Gateway) -> None:
     signal.signal(signal.SIGTERM, on_term)
 
 
-def _request_id(headers: Any) -> str:
+def _request_id() -> str:
     return "req_" + uuid.uuid4().hex[:24]
 
 

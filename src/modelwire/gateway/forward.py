@@ -33,8 +33,10 @@ def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str
     }
 
 
-def _handover(fwd: Forward, err: ModelwireError) -> bool:
-    """Tell the pool what happened; True when the translating path should take over."""
+def _give_up(fwd: Forward, err: ModelwireError) -> bool:
+    """The lane attempt failed before any byte went out: release the lease, tell the
+    pool, and say whether the translating path (its ladder) should take over."""
+    fwd.release()
     failure = classify(err, fwd.endpoint.profile)
     try:
         fwd.endpoint.creds.failed(fwd.held, failure, "lane")
@@ -57,17 +59,12 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
     if not stream:
         try:
             resp = await http.send(fwd.request, base_url, timeouts)
+            if resp.status >= 400:
+                raise fwd.error(resp.status, resp.headers, resp.body)
         except ModelwireError as exc:
-            fwd.release()
-            if _handover(fwd, exc):
+            if _give_up(fwd, exc):
                 return None
             raise
-        if resp.status >= 400:
-            err = fwd.error(resp.status, resp.headers, resp.body)
-            fwd.release()
-            if _handover(fwd, err):
-                return None
-            raise err
         fwd.succeeded()
         fwd.release()
         return Response(resp.body, media_type="application/json", headers=_served_headers(ctx, fwd, overhead))
@@ -75,19 +72,16 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
     manager = http.stream(fwd.request, base_url, timeouts)
     try:
         resp = await manager.__aenter__()
+        if resp.status >= 400:
+            try:
+                body = await resp.read()
+            finally:
+                await manager.__aexit__(None, None, None)
+            raise fwd.error(resp.status, resp.headers, body)
     except ModelwireError as exc:
-        fwd.release()
-        if _handover(fwd, exc):
+        if _give_up(fwd, exc):
             return None
         raise
-    if resp.status >= 400:
-        body = await resp.read()
-        await manager.__aexit__(None, None, None)
-        err = fwd.error(resp.status, resp.headers, body)
-        fwd.release()
-        if _handover(fwd, err):
-            return None
-        raise err
     headers = _served_headers(ctx, fwd, overhead)
     headers.update({"cache-control": "no-cache", "x-accel-buffering": "no"})
 

@@ -35,6 +35,7 @@ class _Ctx:
     tokens: int = 0
     route: str | None = None
     raw: bytes = b""
+    streaming: bool = False  # a stream's body logs when it ends, not the handler
     lane: bool = False
     lane_tries: int = 0  # lane attempts that failed over to the translating path
 
@@ -82,7 +83,7 @@ class _Handlers:
         from starlette.responses import JSONResponse
 
         door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
-        rid = _request_id(request.headers)
+        rid = _request_id()
         try:
             self.gw.keys.check(request.headers)
         except GatewayError as exc:
@@ -94,7 +95,7 @@ class _Handlers:
 
         from ..tokens import estimate_tokens
 
-        ctx = _Ctx("anthropic_messages", _request_id(request.headers), time.perf_counter())
+        ctx = _Ctx("anthropic_messages", _request_id(), time.perf_counter())
         try:
             self.gw.keys.check(request.headers)
             req = await self._decode(request, ctx)
@@ -140,7 +141,7 @@ class _Handlers:
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
-        ctx = _Ctx(door, _request_id(request.headers), time.perf_counter(), self.gw.access_log)
+        ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log)
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
@@ -154,12 +155,14 @@ class _Handlers:
             client = self.gw.client(ctx.model, request.headers)
             same = getattr(client, "api_mode", None) == door
             if same and eligible(client, door, ctx.raw):
+                ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client, req, ctx, request.headers)
                 if forwarded is not None:
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             opts = _client_options(req, same)
-            if req.get("stream"):
+            ctx.streaming = bool(req.get("stream"))
+            if ctx.streaming:
                 return await self._stream(client, req, opts, ctx)
             before_upstream = time.perf_counter()
             completion = await client.complete(req["messages"], **opts)
@@ -187,7 +190,7 @@ class _Handlers:
             ctx.status = err.status
             return _error_response(err, door, ctx.request_id)
         finally:
-            if ctx.status != 200 or not (locals().get("req") or {}).get("stream"):
+            if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
 
     async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:

@@ -106,25 +106,35 @@ def eligible(client: Any, door: str, raw: bytes) -> bool:
     return profile.accepts_issuer(_DOOR_ISSUER[door])
 
 
+def _probe(client: Any, ep: Any, stream: bool) -> tuple[str, str, dict[str, str]]:
+    """The method, path and protocol headers (no auth) this endpoint's codec sends,
+    from a minimal encode made once per client and stream mode, not per request."""
+    cache = client.__dict__.setdefault("_lane_probes", {})
+    hit = cache.get(stream)
+    if hit is None:
+        target = Target(ep.profile, ep.model_id, None, ep.base_url, ep.headers)
+        probe = ep.codec.encode_request(
+            {"model": ep.model_id, "messages": [{"role": "user", "content": "."}], "stream": stream}, target)
+        hit = cache[stream] = (probe.method, probe.path, probe.headers)
+    method, path, headers = hit
+    return method, path, dict(headers)
+
+
 class Forward:
     """One forwarded request: lease, send, release."""
 
     def __init__(self, client: Any, raw: bytes, stream: bool, client_headers: Any) -> None:
         self.client = client
-        self.endpoint = client._settings.endpoint(client.model, primary=True)
-        self.held = self.endpoint.creds.acquire()
-        ep = self.endpoint
-        target = Target(ep.profile, ep.model_id, self.held.secret, ep.base_url, ep.headers)
-        # the path and the protocol/auth headers, from a minimal encode (no body work)
-        probe = ep.codec.encode_request(
-            {"model": ep.model_id, "messages": [{"role": "user", "content": "."}], "stream": stream}, target)
-        headers = dict(probe.headers)
+        self.endpoint = ep = client._settings.endpoint(client.model, primary=True)
+        self.held = ep.creds.acquire()
+        method, path, headers = _probe(client, ep, stream)
+        headers.update(Target(ep.profile, ep.model_id, self.held.secret).auth_headers())
         if ep.profile.api_mode == "anthropic_messages":
             for name in _ANTHROPIC_PASS:  # the body is in the client's API version
                 value = client_headers.get(name)
                 if value:
                     headers[name] = value
-        self.request = EncodedRequest(probe.method, probe.path, headers, replace_model(raw, ep.model_id))
+        self.request = EncodedRequest(method, path, headers, replace_model(raw, ep.model_id))
         self.stream = stream
 
     def succeeded(self) -> None:
