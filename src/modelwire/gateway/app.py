@@ -1,6 +1,6 @@
 """The gateway's ASGI app: three front doors over the Client.
 
-``create_app(config)`` returns a Starlette app serving ``/v1/chat/completions``,
+``create_app(config)`` returns a Starlette app (plain ASGI endpoints) serving ``/v1/chat/completions``,
 ``/v1/messages`` (+ ``/count_tokens``), ``/v1/responses``, ``/v1/models`` and
 ``/health``. Every request: authenticate, bound the body, decode with the
 door's codec, resolve the model, call the Client, encode back with the same
@@ -169,15 +169,11 @@ def _request_id() -> str:
 
 def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
     import orjson
-    from starlette.responses import Response
+
+    from .asgi import Reply
 
     headers = {"x-request-id": request_id, **retry_after_header(err)}
-    return Response(
-        orjson.dumps(error_body(err, door, request_id)),
-        status_code=err.status,
-        media_type="application/json",
-        headers=headers,
-    )
+    return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
 
 
 def _client_options(req: dict[str, Any], same_protocol: bool) -> dict[str, Any]:
@@ -205,9 +201,11 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     """The Starlette app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
     from contextlib import asynccontextmanager
 
+    import orjson
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
     from starlette.routing import Route
+
+    from .asgi import Endpoint, Reply
 
     if config is None:
         from ..config import load_config
@@ -229,15 +227,16 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         await gateway.aclose()
 
     async def health(request: Any) -> Any:
-        return JSONResponse(gateway.health())
+        return Reply(200, orjson.dumps(gateway.health()))
 
+    # Starlette routes; the endpoints are plain ASGI (see .asgi for why)
     routes = [
-        Route("/v1/chat/completions", handlers.chat_completions, methods=["POST"]),
-        Route("/v1/messages", handlers.messages, methods=["POST"]),
-        Route("/v1/messages/count_tokens", handlers.count_tokens, methods=["POST"]),
-        Route("/v1/responses", handlers.responses, methods=["POST"]),
-        Route("/v1/models", handlers.models, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
+        Route("/v1/chat/completions", Endpoint(handlers.chat_completions), methods=["POST"]),
+        Route("/v1/messages", Endpoint(handlers.messages), methods=["POST"]),
+        Route("/v1/messages/count_tokens", Endpoint(handlers.count_tokens), methods=["POST"]),
+        Route("/v1/responses", Endpoint(handlers.responses), methods=["POST"]),
+        Route("/v1/models", Endpoint(handlers.models), methods=["GET"]),
+        Route("/health", Endpoint(health), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.gateway = gateway

@@ -47,7 +47,7 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
 
 async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: Any) -> Any:
     """The response, or ``None`` to let the translating path (with its ladder) serve it."""
-    from starlette.responses import Response, StreamingResponse
+    from .asgi import Reply
 
     stream = bool(req.get("stream"))
     fwd = Forward(client, ctx.raw, stream, client_headers)
@@ -67,7 +67,7 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
             raise
         fwd.succeeded()
         fwd.release()
-        return Response(resp.body, media_type="application/json", headers=_served_headers(ctx, fwd, overhead))
+        return Reply(200, resp.body, _served_headers(ctx, fwd, overhead))
 
     manager = http.stream(fwd.request, base_url, timeouts)
     try:
@@ -103,7 +103,7 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
             fwd.release()
             ctx.log()
 
-    return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
+    return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 
 def _error_frame(ctx: Any, exc: BaseException) -> bytes:

@@ -9,10 +9,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..codecs import codec_for
 from ..errors import ModelwireError, OverloadedError
 from ..events import StreamError
 from .app import _client_options, _error_response, _read_body, _request_id, access_log
+from .asgi import Reply
 from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
@@ -80,19 +83,16 @@ class _Handlers:
         return await self._serve(request, "responses")
 
     async def models(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse
-
         door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
         rid = _request_id()
         try:
             self.gw.keys.check(request.headers)
         except GatewayError as exc:
             return _error_response(exc.http, door, rid)
-        return JSONResponse(self.gw.models.listing(door == "anthropic_messages"), headers={"x-request-id": rid})
+        return Reply(200, orjson.dumps(self.gw.models.listing(door == "anthropic_messages")),
+                     {"x-request-id": rid})
 
     async def count_tokens(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse
-
         from ..tokens import estimate_tokens
 
         ctx = _Ctx("anthropic_messages", _request_id(), time.perf_counter())
@@ -105,15 +105,11 @@ class _Handlers:
             count = estimate_tokens(payload)
         except (GatewayError, ModelwireError) as exc:
             return _error_response(from_exception(exc, ctx.door), ctx.door, ctx.request_id)
-        return JSONResponse(
-            {"input_tokens": count},
-            headers={"x-request-id": ctx.request_id, "x-modelwire-token-count": "estimated"},
-        )
+        return Reply(200, orjson.dumps({"input_tokens": count}),
+                     {"x-request-id": ctx.request_id, "x-modelwire-token-count": "estimated"})
 
     # ----------------------------------------------------------- common
     async def _decode(self, request: Any, ctx: _Ctx) -> dict[str, Any]:
-        import orjson
-
         body = ctx.raw = await _read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(body)
@@ -175,11 +171,7 @@ class _Handlers:
             overhead = (before_upstream - ctx.started + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
-            import orjson
-            from starlette.responses import Response
-
-            return Response(orjson.dumps(body), media_type="application/json",
-                            headers=_headers(ctx, completion, overhead))
+            return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
         except asyncio.CancelledError:
             ctx.status = 499
             raise
@@ -196,8 +188,6 @@ class _Handlers:
     async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
         then stream. A client that disconnects cancels the upstream at once."""
-        from starlette.responses import StreamingResponse
-
         codec = codec_for(ctx.door)
         before_upstream = time.perf_counter()
         stream = client.stream(req["messages"], **opts)
@@ -256,7 +246,7 @@ class _Handlers:
                             if k != "x-modelwire-overhead-ms"})
         else:
             headers["x-modelwire-model"] = ctx.model
-        return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
+        return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 
 def make_handlers(gateway: Any) -> _Handlers:

@@ -1,0 +1,161 @@
+"""The gateway's request and reply objects, on plain ASGI.
+
+Starlette routes the requests (and runs the lifespan); the front-door endpoints are
+plain ASGI callables built here, because Starlette's per-request objects were a
+measurable part of the gateway's overhead: its ``Request``/``Response`` header
+handling, and above all ``StreamingResponse``, which runs every stream inside an
+anyio task group only to notice a disconnect. A stream here has one small watcher
+task instead: it waits for ``http.disconnect`` and cancels the stream's task, whose
+cancellation closes the upstream connection and releases the credential lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from typing import Any
+
+__all__ = ["ClientGone", "Endpoint", "Headers", "Reply", "Request", "json_reply"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body arrived: nobody to answer."""
+
+
+class Headers(Mapping[str, str]):
+    """A request's headers by lower-case name (the first of repeated ones wins, as in
+    Starlette); built lazily from the ASGI scope on first use."""
+
+    __slots__ = ("_map", "_raw")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._map: dict[str, str] | None = None
+
+    def _build(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, value in reversed(self._raw):  # reversed: the first occurrence wins
+            out[name.decode("latin-1").lower()] = value.decode("latin-1")
+        self._map = out
+        return out
+
+    def __getitem__(self, name: str) -> str:
+        return (self._map if self._map is not None else self._build())[name]
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return (self._map if self._map is not None else self._build()).get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in (self._map if self._map is not None else self._build())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map if self._map is not None else self._build())
+
+    def __len__(self) -> int:
+        return len(self._map if self._map is not None else self._build())
+
+
+class Request:
+    """What a handler needs of an ASGI request: headers, query string, the body."""
+
+    __slots__ = ("headers", "receive", "scope")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.scope = scope
+        self.receive = receive
+        self.headers = Headers(scope["headers"])
+
+    async def stream(self) -> AsyncIterator[bytes]:
+        """The body's chunks as they arrive (the caller bounds the size)."""
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                raise ClientGone("the client disconnected while sending its request")
+            chunk = message.get("body", b"")
+            if chunk:
+                yield chunk
+            if not message.get("more_body", False):
+                return
+
+
+class Reply:
+    """A response: bytes, or an async iterator of SSE bytes (``stream``)."""
+
+    __slots__ = ("body", "content_type", "headers", "status", "stream")
+
+    def __init__(self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None,
+                 content_type: str = "application/json",
+                 stream: AsyncIterator[bytes] | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.headers = headers or {}
+        self.content_type = content_type
+        self.stream = stream
+
+    def _start(self) -> dict[str, Any]:
+        raw = [(b"content-type", self.content_type.encode("latin-1"))]
+        if self.stream is None:
+            raw.append((b"content-length", str(len(self.body)).encode()))
+        raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers.items()]
+        return {"type": "http.response.start", "status": self.status, "headers": raw}
+
+    async def __call__(self, receive: Receive, send: Send) -> None:
+        await send(self._start())
+        if self.stream is None:
+            await send({"type": "http.response.body", "body": self.body})
+            return
+        await _send_stream(self.stream, receive, send)
+
+
+async def _send_stream(chunks: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone = True
+                task.cancel("the client disconnected")
+                return
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
+        async for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except asyncio.CancelledError:
+        if not gone:
+            raise
+        task.uncancel()  # our own cancellation: the client left, nothing more to send
+    finally:
+        watcher.cancel()
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def json_reply(status: int, body: bytes, headers: Mapping[str, str] | None = None) -> Reply:
+    return Reply(status, body, headers)
+
+
+class Endpoint:
+    """A plain ASGI app around ``handler(request) -> Reply`` (Starlette routes to it)."""
+
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: Callable[[Request], Awaitable[Reply]]) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            reply = await self.handler(Request(scope, receive))
+        except ClientGone:
+            return
+        await reply(receive, send)
