@@ -21,7 +21,6 @@ half-finished tool call).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -82,13 +81,13 @@ class _Base:
         self._transport = transport
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
-        # the first request should cost about what later ones do: what every call needs
-        # is loaded and run once now (`import modelwire` itself stays light)
-        _warm_codec(self._settings, self._settings.endpoint(model, primary=True))
+        # the first request should cost about what later ones do: its one-time work
+        # (imports, caches, the HTTP stack's first use) runs now, offline; only the
+        # connection itself is left for it (`import modelwire` itself stays light)
         self._warm()
 
     def _warm(self) -> None:
-        pass
+        _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))
 
     @property
     def model(self) -> str:
@@ -116,23 +115,26 @@ class _Base:
 
 
 
-def _warm_codec(settings: Settings, endpoint: Any) -> None:
-    """Encode a request and decode a response once, offline: first-use costs (lazy
-    imports inside codecs, ABC caches, IDNA for the host name) are paid here."""
-    import encodings.idna  # noqa: F401  (socket.getaddrinfo imports it on first connect)
-
+def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | None = None) -> None:
+    """One request, offline: prepared, encoded, answered by a canned response (through
+    ``send(request, base_url, timeouts, answer) -> body`` when given: the transport's
+    in-memory dry run) and decoded. First-use costs (lazy imports inside codecs, ABC and
+    ``typing`` caches, the HTTP stack's first pass) are paid here, not by the caller's
+    first request; nothing touches the network."""
     import orjson
 
     try:
         turn = Turn(settings, [{"role": "user", "content": "hi"}], Options(), stream=False)
-        turn._encode(endpoint, None, False, False)
+        request = turn._encode(endpoint, None, False, False)
         acc = Accumulator(model=endpoint.model_id)
         for event in (TextDelta("ok"), Finish("stop")):
             acc.feed(event)
-        body = endpoint.codec.encode_response(acc.result())
-        turn.decode_response(orjson.dumps(body))
+        answer = orjson.dumps(endpoint.codec.encode_response(acc.result()))
+        if send is not None:
+            answer = send(request, endpoint.base_url, settings.timeouts, answer)
+        turn.succeed(turn.decode_response(answer))
     except Exception as exc:  # noqa: BLE001  (a warm-up must never break construction)
-        log.debug("warm-up of the %s codec failed: %s", endpoint.profile.api_mode, exc)
+        log.debug("dry run for %s failed: %s", endpoint.profile.api_mode, exc)
 
 
 class Client(_Base):
@@ -146,9 +148,9 @@ class Client(_Base):
 
     def _warm(self) -> None:
         http = self._http()  # httpx imported and its pool made at construction
-        warm = getattr(http, "warm", None)
-        if warm is not None:
-            warm(self._settings.endpoint(self.model, primary=True).base_url)
+        # an injected transport (tests, embedders) has no dry run: the codecs still warm
+        _dry_run(self._settings, self._settings.endpoint(self.model, primary=True),
+                 getattr(http, "warm", None))
 
     def _http(self) -> SyncTransport:
         if self._transport is None:
@@ -426,7 +428,17 @@ class AsyncClient(_Base):
     Same arguments as :class:`Client`."""
 
     def _warm(self) -> None:
-        self._http()  # aiohttp and CA certificates load now; sessions on first use per loop
+        http = self._http()  # aiohttp and CA certificates load now; sessions on first use
+        ep = self._settings.endpoint(self.model, primary=True)
+        warm = getattr(http, "warm", None)  # an injected transport has none
+
+        def send(request: Any, base_url: str, timeouts: Any, answer: bytes) -> bytes:
+            warm(request, base_url)
+            return answer
+
+        # per loop (a session must be made inside the loop that runs it): no dry run of
+        # aiohttp itself, only its per-origin work
+        _dry_run(self._settings, ep, send if warm is not None else None)
 
     def _http(self) -> AsyncTransport:
         if self._transport is None:
@@ -454,6 +466,8 @@ class AsyncClient(_Base):
         """As :meth:`Client.complete`."""
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers)
+        import asyncio  # here, not at module level: a sync Client never needs asyncio
+
         turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else asyncio.sleep
@@ -570,6 +584,8 @@ class AsyncStream:
         await self.aclose()
 
     async def _run(self) -> AsyncIterator[StreamEvent]:
+        import asyncio  # here, not at module level: a sync Client never needs asyncio
+
         turn = self._turn
         http = self._client._http()
         sleep = self._client._sleep if self._client._sleep is not None else asyncio.sleep

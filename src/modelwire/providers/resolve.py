@@ -131,17 +131,18 @@ def resolve(
 
 
 def _config_for(model: str, config: Any) -> Config | None:
+    if config is None:
+        provider, sep, _ = model.partition("/")
+        key = provider.strip().lower()
+        if sep and (ALIASES.get(key, key) in CATALOG):
+            # a provider/model string: never touch the user's config file, nor import
+            # the config module (pathlib and the validators: ~9 ms per Client measured)
+            return None
     from ..config import Config, load_config
 
     if isinstance(config, Config):
         return config
-    if config is not None:
-        return load_config(config)
-    provider, sep, _ = model.partition("/")
-    key = provider.strip().lower()
-    if sep and (ALIASES.get(key, key) in CATALOG):
-        return None  # a provider/model string: never touch the user's config file
-    return load_config()
+    return load_config(config)
 
 
 def _from_entry(
