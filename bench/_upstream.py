@@ -10,7 +10,9 @@ way the issue's own measurement used a fake upstream (15,563 requests/s):
 * ``POST .../chat/completions`` without ``"stream": true``: a ~1 KiB ``chat.completion``;
 * with it: ``N`` text-delta chunks (first one carries the role), a finish chunk, a usage
   chunk and ``data: [DONE]``, each SSE event written separately (one ``write`` each, as
-  a model server produces them; the kernel may still coalesce them);
+  a model server produces them; the kernel may still coalesce them). ``N`` is the
+  request's ``max_tokens`` (or ``max_completion_tokens``), at most 4,096, else
+  ``--chunks``: a model writes about one chunk per token;
 * ``GET /v1/models``: a one-model list (the bench's health check).
 
 HTTP/1.1 keep-alive with ``content-length`` (the bodies are known in advance). The
@@ -22,8 +24,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 
 _CREATED = 1764000000
+_MAX_TOKENS = re.compile(rb'"max(?:_completion)?_tokens"\s*:\s*(\d+)')
 
 
 def _chunk(delta: dict, finish: str | None = None, usage: dict | None = None) -> bytes:
@@ -64,12 +68,23 @@ def _head(ctype: str, length: int) -> bytes:
 
 class _Answers:
     def __init__(self, chunks: int) -> None:
-        self.events = stream_events(chunks)
-        self.stream_head = _head("text/event-stream", sum(map(len, self.events)))
+        self.default = chunks
+        self._streams: dict[int, tuple[bytes, list[bytes]]] = {}
         body = json_answer()
         self.json = _head("application/json", len(body)) + body
         models = b'{"object":"list","data":[{"id":"bench-1","object":"model","owned_by":"bench"}]}'
         self.models = _head("application/json", len(models)) + models
+
+    def stream(self, body: bytes) -> tuple[bytes, list[bytes]]:
+        n = self.default
+        m = _MAX_TOKENS.search(body)
+        if m:
+            n = max(1, min(4096, int(m.group(1))))
+        hit = self._streams.get(n)
+        if hit is None:
+            events = stream_events(n)
+            hit = self._streams[n] = (_head("text/event-stream", sum(map(len, events))), events)
+        return hit
 
 
 class _Conn(asyncio.Protocol):
@@ -105,8 +120,9 @@ class _Conn(asyncio.Protocol):
         if request_line[0] == "GET":
             t.write(self.a.models)
         elif b'"stream":true' in body.replace(b" ", b""):
-            t.write(self.a.stream_head)
-            for event in self.a.events:
+            head, events = self.a.stream(body)
+            t.write(head)
+            for event in events:
                 t.write(event)
         else:
             t.write(self.a.json)

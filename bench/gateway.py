@@ -4,7 +4,12 @@ Run: ``.venv/bin/python bench/gateway.py [--seconds 10] [--quick] [--soak MINUTE
 Not a test: it prints tables and the goals of issue 7 with PASS/MISS.
 
 Processes (each its own; every one is killed at the end, ports are free ones):
-* the upstream: modelwire's emulator (``modelwire.emulator``, access log off);
+* the upstream: ``bench/_upstream.py``, canned Chat Completions answers on a raw asyncio
+  server (``--upstream fast``, the default: it streams ``--stream-chunks`` chunks per
+  answer and is not what bounds the result), or modelwire's emulator
+  (``--upstream emulator``: a full Python app, about 1,500 requests/s);
+* the floor: ``bench/_floor.py``, a bare uvicorn + aiohttp proxy that forwards bytes and
+  does nothing else: what any gateway on this stack adds at least (``--no-floor`` skips);
 * ``modelwire serve`` (1 worker) with ``models: {emu: {provider: emulator, ...}}``;
 * LiteLLM's proxy (``litellm --config ...``, 1 worker, no database) when a ``litellm``
   command with its proxy extra is found (``--litellm PATH``; see bench/README.md);
@@ -53,6 +58,7 @@ from _util import (
 )
 
 STALL_S = 10.0  # a stream silent this long counts as stalled
+MAX_TOKENS = 200  # the fast upstream streams this many chunks (--stream-chunks)
 PROMPT = "Explain in two sentences why streaming responses reduce perceived latency for users."
 
 
@@ -287,6 +293,20 @@ def start_emulator(b: Bench) -> Proc | None:
     return b.start("emulator", [sys.executable, "-c", _EMULATOR, str(port)], port, "/v1/models", "client")
 
 
+def start_fast_upstream(b: Bench, chunks: int) -> Proc | None:
+    port = free_port()
+    script = str(Path(__file__).resolve().parent / "_upstream.py")
+    return b.start("upstream", [sys.executable, script, str(port), "--chunks", str(chunks)], port,
+                   "/v1/models", "client")
+
+
+def start_floor(b: Bench, upstream: int) -> Proc | None:
+    port = free_port()
+    script = str(Path(__file__).resolve().parent / "_floor.py")
+    return b.start("floor", [sys.executable, script, str(port), f"http://127.0.0.1:{upstream}"], port,
+                   "/health", "server")
+
+
 def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: str = "modelwire") -> Proc | None:
     """``modelwire serve`` (1 worker). ``python``: another interpreter to run it with (this
     checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools."""
@@ -385,7 +405,7 @@ class Cell:
 
 def run_cell(b: Bench, target: str, url: str, model: str, conc: int, stream: bool, seconds: float,
              server: Proc | None, others: list[Proc]) -> Cell:
-    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 256}
+    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": MAX_TOKENS}
     if stream:
         body["stream"] = True
     body_path = b.workdir / f"body-{int(stream)}.json"
@@ -420,7 +440,7 @@ def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
     """name -> {"ttfb", "total", "errors"}: concurrency 1, the targets interleaved."""
     argv = [*b.cores("client"), sys.executable, __file__, "--_paired", str(seconds), "1.0", "1" if stream else "0"]
     for name, url, model in targets:
-        body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": 256,
+        body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": MAX_TOKENS,
                 **({"stream": True} if stream else {})}
         path = b.workdir / f"paired-{name}-{int(stream)}.json"
         path.write_text(json.dumps(body))
@@ -478,8 +498,17 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
     lines: list[str] = []
     if target in paired.get(False, {}):
         a50, a99 = added(False, "total", 50), added(False, "total", 99)
-        lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5, f"+{a50:.2f} ms"))
-        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5, f"+{a99:.2f} ms"))
+        note50 = note99 = ""
+        if "floor" in paired[False]:
+            r = paired[False]
+            f50 = (pct(r["floor"]["total"], 50) - pct(r["direct"]["total"], 50)) * 1e3
+            f99 = (pct(r["floor"]["total"], 99) - pct(r["direct"]["total"], 99)) * 1e3
+            note50 = f"; the bare uvicorn+aiohttp floor adds +{f50:.2f}, so {a50 - f50:+.2f} is modelwire's"
+            note99 = f"; the floor adds +{f99:.2f}"
+        lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5,
+                               f"+{a50:.2f} ms{note50}"))
+        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5,
+                               f"+{a99:.2f} ms{note99}"))
     mw = [c for c in cells if c.target == target and not c.stream]
     lite = [c for c in cells if c.target == "litellm" and not c.stream]
     if mw:
@@ -561,7 +590,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="add a column: modelwire serve run by this interpreter (one with uvloop and "
                          "httptools installed, which uvicorn then uses)")
     ap.add_argument("--soak", type=float, default=0.0, help="then run 256 streams for MINUTES")
+    ap.add_argument("--upstream", choices=("fast", "emulator"), default="fast",
+                    help="fast: bench/_upstream.py (canned answers); emulator: modelwire's emulator")
+    ap.add_argument("--stream-chunks", type=int, default=200,
+                    help="chunks per streamed answer (sent as max_tokens; the fast upstream obeys it)")
+    ap.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
+                    help="also measure a bare uvicorn + aiohttp proxy (bench/_floor.py)")
     args = ap.parse_args(argv)
+    global MAX_TOKENS
+    MAX_TOKENS = max(1, args.stream_chunks)
     seconds = 4.0 if args.quick else min(60.0, max(1.0, args.seconds))
     # one fake key for every target: the emulator takes any, modelwire (no gateway keys
     # configured, loopback) ignores it, LiteLLM's proxy wants it as its master key
@@ -579,11 +616,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -> int:
-    emu = start_emulator(b)
+    emu = start_emulator(b) if args.upstream == "emulator" else start_fast_upstream(b, MAX_TOKENS)
     if emu is None:
         return 1
+    print(f"  upstream: {'modelwire emulator' if args.upstream == 'emulator' else 'bench/_upstream.py'}; "
+          f"streams ask for {MAX_TOKENS} chunks (max_tokens)")
     targets: list[tuple[str, str, str, Proc | None]] = [
         ("direct", f"http://127.0.0.1:{emu.port}/v1/chat/completions", "emulator-1", None)]
+    floor = start_floor(b, emu.port) if args.floor else None
+    if floor is not None:
+        targets.append(("floor", f"http://127.0.0.1:{floor.port}/v1/chat/completions", "emulator-1", floor))
     gw = None if args.no_modelwire else start_modelwire(b, emu.port)
     if gw is not None:
         gw_url = f"http://127.0.0.1:{gw.port}/v1/chat/completions"
