@@ -51,6 +51,9 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         # uvicorn's own limit comes after ours, so streams end with an error event
         "host": host, "port": port, "workers": workers, "timeout_graceful_shutdown": grace + 5,
         "log_level": "info", "access_log": False, "server_header": False,
+        # the gateway never reads the client address (its access log has none), so
+        # uvicorn's X-Forwarded-* rewriting is per-request work for nothing
+        "proxy_headers": False,
     }
     click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:

@@ -1,8 +1,8 @@
 """The gateway's ASGI app: three front doors over the Client.
 
-``create_app(config)`` returns a Starlette app (plain ASGI endpoints) serving ``/v1/chat/completions``,
-``/v1/messages`` (+ ``/count_tokens``), ``/v1/responses``, ``/v1/models`` and
-``/health``. Every request: authenticate, bound the body, decode with the
+``create_app(config)`` returns the ASGI app (Starlette, with plain ASGI endpoints)
+serving ``/v1/chat/completions``, ``/v1/messages`` (+ ``/count_tokens``),
+``/v1/responses``, ``/v1/models`` and ``/health``. Every request: authenticate, bound the body, decode with the
 door's codec, resolve the model, call the Client, encode back with the same
 codec. Errors come out in the door's own shape (:mod:`.errors`).
 """
@@ -14,12 +14,13 @@ import os
 import uuid
 from typing import Any
 
+from ..errors import ModelwireError
 from .auth import GatewayKeys
 from .errors import Door, GatewayError, HttpError, error_body, retry_after_header
 from .models import ModelTable
 from .seal import Sealer
 
-__all__ = ["Gateway", "create_app"]
+__all__ = ["FrontDoors", "Gateway", "create_app"]
 
 log = logging.getLogger("modelwire.gateway")
 access_log = logging.getLogger("modelwire.gateway.access")
@@ -74,7 +75,7 @@ class Gateway:
         for name in self.models.names:
             try:
                 self.client(name)
-            except Exception as exc:  # reported where it matters: on that model's requests
+            except ModelwireError as exc:  # reported where it matters: on its requests
                 log.debug("model %s not prepared at startup: %s", name, exc)
 
     def begin_drain(self) -> None:
@@ -226,7 +227,7 @@ async def _read_body(request: Any, limit: int) -> bytes:
 
 
 def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> Any:
-    """The Starlette app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
+    """The ASGI app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
     from contextlib import asynccontextmanager
 
     import orjson
@@ -270,4 +271,29 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.gateway = gateway
-    return app
+    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ())})
+
+
+class FrontDoors:
+    """The gateway's ASGI app: an exact (path, method) match goes straight to its
+    endpoint; everything else (lifespan, unknown paths, wrong methods, HEAD) goes
+    through Starlette. Starlette's middleware and route matching cost more per
+    request than the lookup, and the hot paths never need them."""
+
+    __slots__ = ("fast", "starlette")
+
+    def __init__(self, starlette: Any, fast: dict[tuple[str, str], Any]) -> None:
+        self.starlette = starlette
+        self.fast = fast
+
+    @property
+    def state(self) -> Any:
+        return self.starlette.state
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            endpoint = self.fast.get((scope["path"], scope["method"]))
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await self.starlette(scope, receive, send)
