@@ -121,7 +121,7 @@ async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=STALL_S, sock_read=STALL_S)
     ttfb: list[float] = []
     total: list[float] = []
-    counts = {"ok": 0, "chunks": 0, "errors": 0, "stalls": 0, "late": 0}
+    counts = {"ok": 0, "chunks": 0, "errors": 0, "stalls": 0, "connect_stalls": 0, "late": 0}
     first_error: list[str] = []
     t_start = time.perf_counter()
     warm_end = t_start + warmup
@@ -148,8 +148,11 @@ async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
         while time.perf_counter() < end:
             try:
                 await one(session)
-            except TimeoutError:
+            except TimeoutError as exc:
                 counts["stalls"] += 1
+                # a stall while connecting (the listen queue) is not one mid-stream
+                if isinstance(exc, getattr(aiohttp, "ConnectionTimeoutError", ())):
+                    counts["connect_stalls"] += 1
             except (aiohttp.ClientError, OSError) as exc:
                 counts["errors"] += 1
                 if not first_error:
@@ -565,7 +568,8 @@ def soak(b: Bench, gw: Proc, minutes: float) -> None:
                         seconds, gw, [])
         samples.append(gw.rss())
         print(f"  {len(samples) * 30:>5.0f} s: RSS {samples[-1]:.1f} MiB, {cell.res['ok']} streams, "
-              f"{cell.res['stalls']} stalls, {cell.res['errors']} errors")
+              f"{cell.res['stalls']} stalls ({cell.res['connect_stalls']} while connecting), "
+              f"{cell.res['errors']} errors, load average {loadavg()}")
     if len(samples) >= 2:
         print(f"  RSS first {samples[0]:.1f} MiB -> last {samples[-1]:.1f} MiB "
               f"(max {max(samples):.1f})")
