@@ -29,7 +29,6 @@ form, so a broken config file never breaks a ``provider/model`` client.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -228,5 +227,7 @@ def _endpoint_hint(profile: ProviderProfile) -> str:
 
 
 def _did_you_mean(name: str) -> str:
+    import difflib  # only for this error message: kept off the import path
+
     close = difflib.get_close_matches(name.lower(), [*CATALOG, *ALIASES], n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
