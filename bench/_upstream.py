@@ -12,7 +12,8 @@ way the issue's own measurement used a fake upstream (15,563 requests/s):
   chunk and ``data: [DONE]``, each SSE event written separately (one ``write`` each, as
   a model server produces them; the kernel may still coalesce them). ``N`` is the
   request's ``max_tokens`` (or ``max_completion_tokens``), at most 4,096, else
-  ``--chunks``: a model writes about one chunk per token;
+  ``--chunks``: a model writes about one chunk per token. The first chunk goes out with
+  the head, the rest ``--first-gap-ms`` (0.5) later;
 * ``GET /v1/models``: a one-model list (the bench's health check).
 
 HTTP/1.1 keep-alive with ``content-length`` (the bodies are known in advance). The
@@ -67,8 +68,9 @@ def _head(ctype: str, length: int) -> bytes:
 
 
 class _Answers:
-    def __init__(self, chunks: int) -> None:
+    def __init__(self, chunks: int, first_gap: float) -> None:
         self.default = chunks
+        self.first_gap = first_gap
         self._streams: dict[int, tuple[bytes, list[bytes]]] = {}
         body = json_answer()
         self.json = _head("application/json", len(body)) + body
@@ -96,6 +98,13 @@ class _Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
+    def _rest(self, events: list[bytes]) -> None:
+        t = self.transport
+        if t is None or t.is_closing():
+            return
+        for event in events[1:]:
+            t.write(event)
+
     def data_received(self, data: bytes) -> None:
         self.buf += data
         while True:
@@ -121,15 +130,17 @@ class _Conn(asyncio.Protocol):
             t.write(self.a.models)
         elif b'"stream":true' in body.replace(b" ", b""):
             head, events = self.a.stream(body)
-            t.write(head)
-            for event in events:
-                t.write(event)
+            t.write(head + events[0])
+            # the first token, then the rest a moment later (a model's first token comes
+            # before the others; and a burst written at once would let nothing else run
+            # on this core, such as a load generator timing its first byte)
+            asyncio.get_running_loop().call_later(self.a.first_gap, self._rest, events)
         else:
             t.write(self.a.json)
 
 
-async def serve(port: int, chunks: int) -> None:
-    answers = _Answers(chunks)
+async def serve(port: int, chunks: int, first_gap: float) -> None:
+    answers = _Answers(chunks, first_gap)
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: _Conn(answers), "127.0.0.1", port, backlog=1024)
     async with server:
@@ -140,12 +151,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="fast fake Chat Completions upstream")
     ap.add_argument("port", type=int)
     ap.add_argument("--chunks", type=int, default=20, help="text chunks per stream")
+    ap.add_argument("--first-gap-ms", type=float, default=0.5,
+                    help="pause between a stream's first chunk and the others")
     args = ap.parse_args()
     try:
         from uvloop import run
     except ImportError:
         run = asyncio.run  # type: ignore[assignment]
-    run(serve(args.port, args.chunks))
+    run(serve(args.port, args.chunks, args.first_gap_ms / 1000))
 
 
 if __name__ == "__main__":
