@@ -158,11 +158,42 @@ def test_aliases_serve_claude_code_model_ids_and_headers_say_what_served(gateway
 
 
 def test_count_tokens_is_estimated_and_says_so(gateway):
+    # claude-haiku-4-5 is an alias of a Chat Completions upstream: nobody there counts
     r = httpx.post(gateway.base_url + "/v1/messages/count_tokens?beta=true",
-                   json={"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "hello world"}]},
+                   json={"model": "claude-haiku-4-5", "messages": [{"role": "user", "content": "hello world"}]},
                    headers={"authorization": f"Bearer {GATEWAY_KEY}", "anthropic-version": "2026-10-21"})
     assert r.status_code == 200 and r.json()["input_tokens"] > 0
     assert r.headers["x-modelwire-token-count"] == "estimated"
+
+
+def test_count_tokens_asks_an_anthropic_upstream_that_counts(gateway, emulator):
+    body = {"model": "claude-sonnet-4-6", "system": "You are terse.",
+            "messages": [{"role": "user", "content": "hello world, " * 50}],
+            "tools": [{"name": "calc", "description": "adds", "input_schema": {
+                "type": "object", "properties": {"a": {"type": "number"}}}}]}
+    log = emulator.requests()["requests"]
+    since = log[-1]["n"] if log else 0
+    r = an(gateway).messages.count_tokens(**body)
+    sent = emulator.requests(since, endpoint="count_tokens")["requests"]
+    assert len(sent) == 1 and sent[0]["status"] == 200
+    # encoded for the upstream: its model id, no max_tokens (the counter rejects it)
+    assert sent[0]["body"]["model"] == "claude-sonnet-4-6" and "max_tokens" not in sent[0]["body"]
+    assert sent[0]["body"]["tools"][0]["name"] == "calc"
+    # the emulator's own count for the same request (the gateway sent its model id)
+    direct = httpx.post(emulator.anthropic_base_url() + "/v1/messages/count_tokens",
+                        json=body, headers={"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"})
+    assert direct.status_code == 200
+    assert r.input_tokens == direct.json()["input_tokens"]
+    raw = httpx.post(gateway.base_url + "/v1/messages/count_tokens", json=body,
+                     headers={"authorization": f"Bearer {GATEWAY_KEY}", "anthropic-version": "2026-10-21"})
+    assert raw.headers["x-modelwire-token-count"] == "upstream"
+
+
+def test_count_tokens_unknown_model_is_still_estimated(gateway):
+    r = httpx.post(gateway.base_url + "/v1/messages/count_tokens",
+                   json={"model": "no-such-model", "messages": [{"role": "user", "content": "hi"}]},
+                   headers={"authorization": f"Bearer {GATEWAY_KEY}", "anthropic-version": "2023-06-01"})
+    assert r.status_code == 200 and r.headers["x-modelwire-token-count"] == "estimated"
 
 
 def test_health_needs_no_key(gateway):

@@ -99,14 +99,28 @@ class _Handlers:
         try:
             self.gw.keys.check(request.headers)
             req = await self._decode(request, ctx)
-            payload: dict[str, Any] = {"messages": req.get("messages", [])}
-            if req.get("tools"):
-                payload["tools"] = req["tools"]
-            count = estimate_tokens(payload)
+            count = await self._upstream_count(req, request.headers)
+            how = "upstream"
+            if count is None:
+                payload: dict[str, Any] = {"messages": req.get("messages", [])}
+                if req.get("tools"):
+                    payload["tools"] = req["tools"]
+                count, how = estimate_tokens(payload), "estimated"
         except (GatewayError, ModelwireError) as exc:
             return _error_response(from_exception(exc, ctx.door), ctx.door, ctx.request_id)
         return Reply(200, orjson.dumps({"input_tokens": count}),
-                     {"x-request-id": ctx.request_id, "x-modelwire-token-count": "estimated"})
+                     {"x-request-id": ctx.request_id, "x-modelwire-token-count": how})
+
+    async def _upstream_count(self, req: dict[str, Any], headers: Any) -> int | None:
+        """The model's upstream's own count, or ``None``: an unknown model or one that
+        cannot be built still gets an estimate (a count is advice, not a request)."""
+        from .count import upstream_count
+
+        try:
+            client = self.gw.client(self.gw.models.resolve(req.get("model")), headers)
+        except (GatewayError, ModelwireError):
+            return None
+        return await upstream_count(client, req)
 
     # ----------------------------------------------------------- common
     async def _decode(self, request: Any, ctx: _Ctx) -> dict[str, Any]:
@@ -126,7 +140,7 @@ class _Handlers:
             )
         codec = codec_for(ctx.door)
         try:
-            req = codec.decode_request(data, dict(request.headers))
+            req = codec.decode_request(data, request.headers)
         except ModelwireError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

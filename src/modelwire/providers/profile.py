@@ -89,6 +89,9 @@ class ProviderProfile:
     # the endpoint takes its protocol exactly as the first party's clients send it, so
     # the gateway may forward a same-protocol client's bytes untouched (the lane)
     raw_passthrough: bool = False
+    # the endpoint answers POST <messages path>/count_tokens (Anthropic's token counter),
+    # so the gateway's count_tokens asks it instead of estimating
+    counts_tokens: bool = False
     local: bool = False  # a local server: no stale-stream timeout, key optional
     # Responses
     responses_store: bool = False
