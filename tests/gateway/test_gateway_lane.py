@@ -8,7 +8,10 @@ import json
 import anthropic
 import httpx
 import openai
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from modelwire.config import load_config
 from modelwire.gateway.lane import replace_model
@@ -49,6 +52,40 @@ def test_replace_model_touches_only_the_top_level_model_value():
     out = replace_model(raw, "claude-sonnet-4-5-20250929")
     assert out == raw.replace(b'"claude-sonnet-4-6"', b'"claude-sonnet-4-5-20250929"')
     assert replace_model(b'{"messages": []}', "m") == b'{"messages": []}'
+
+
+def test_replace_model_with_an_escaped_key_and_a_nested_decoy():
+    # the fast path tries the nested "model" first, sees the top level unchanged, and
+    # the tokenizer then finds the top-level key spelled with an escape
+    raw = b'{"x": {"model": "b"}, "mod\\u0065l": "a"}'
+    assert replace_model(raw, "N") == b'{"x": {"model": "b"}, "mod\\u0065l": "N"}'
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["model", "messages", "content", "x"]), inner, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=300)
+@given(before=st.dictionaries(st.sampled_from(["messages", "tools", "a"]), _json, max_size=3),
+       after=st.dictionaries(st.sampled_from(["stream", "z"]), _json, max_size=2),
+       old=st.text(max_size=10), new=st.text(min_size=1, max_size=10), indent=st.booleans())
+def test_replace_model_changes_exactly_the_top_level_value(before, after, old, new, indent):
+    import json
+
+    body = {**before, "model": old, **after}
+    raw = json.dumps(body, indent=2 if indent else None).encode()
+    out = replace_model(raw, new)
+    if old == new:
+        assert out == raw
+        return
+    assert orjson.loads(out) == {**body, "model": new}
+    # only the value's bytes changed: the rest (whitespace, key order, escapes) is the client's
+    old_tok, new_tok = json.dumps(old).encode(), orjson.dumps(new)
+    spans = [i for i in range(len(raw)) if raw.startswith(old_tok, i)]
+    assert out in {raw[:i] + new_tok + raw[i + len(old_tok):] for i in spans}
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-stream", "stream"])
