@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from modelwire.messages import ThinkTagSplitter, split_think_tags
 
@@ -140,3 +142,38 @@ def test_close_twice_is_harmless() -> None:
 def test_split_think_tags_returns_reasoning_and_text() -> None:
     assert split_think_tags("<think>a</think>\n\nb <think>c</think> d") == ("a\n\nc", "b d")
     assert split_think_tags("plain") == ("", "plain")
+
+
+# feed_plain is the stream decoders' per-delta shortcut: whenever it accepts a piece,
+# feed would have returned exactly that piece as text and left the same state behind
+_pieces = st.lists(
+    st.sampled_from(["a", "b c", " ", "\n", "\n\n", "  \n ", "<", "<th", "ink>", "<think>",
+                     "</think>", "<thought>", "</thought>", "x<think>", "\t", "é"]),
+    min_size=1, max_size=6,
+).map("".join)
+
+
+def _state(splitter: ThinkTagSplitter) -> tuple[object, ...]:
+    return tuple(getattr(splitter, name) for name in ThinkTagSplitter.__slots__)
+
+
+@given(st.lists(_pieces, max_size=25))
+def test_feed_plain_accepts_only_what_feed_returns_as_that_text(chunks: list[str]) -> None:
+    fast, general = ThinkTagSplitter(), ThinkTagSplitter()
+    for chunk in chunks:
+        expected = general.feed(chunk)
+        if fast.feed_plain(chunk):
+            assert expected == [("text", chunk)]
+        else:
+            assert fast.feed(chunk) == expected
+        assert _state(fast) == _state(general)
+    assert fast.close() == general.close()
+
+
+def test_feed_plain_declines_tags_and_held_input() -> None:
+    splitter = ThinkTagSplitter()
+    assert splitter.feed_plain("Hello ")
+    assert not splitter.feed_plain("a <think>")  # a '<': only feed can decide
+    assert splitter.feed("<thi") == []  # held: maybe a tag
+    assert not splitter.feed_plain("s is")  # must go after the held "<thi"
+    assert splitter.feed("s is") == [("text", "<this is")]

@@ -108,6 +108,7 @@ class ThinkTagSplitter:
         "_new_block",
         "_out",
         "_pending",
+        "_plain",
         "_seen_reasoning",
         "_skip_ws",
         "_tentative",
@@ -124,10 +125,11 @@ class ThinkTagSplitter:
         self._new_block = False  # the open block has not produced reasoning yet
         self._seen_reasoning = False
         self._out: list[Piece] = []
+        self._plain = True  # text mode, nothing held, no whitespace to skip: see _flush
 
     # ------------------------------------------------------------------ public
     def feed(self, text: str) -> list[Piece]:
-        if self._mode == "text" and not self._pending and not self._skip_ws and "<" not in text:
+        if self._plain and "<" not in text:
             # the common case, plain answer text with no tag in sight: same result as the
             # scan below, without it (this runs once per streamed text delta)
             if not text:
@@ -151,6 +153,25 @@ class ThinkTagSplitter:
             else:
                 i = self._scan_block(buf, i)
         return self._flush()
+
+    def feed_plain(self, text: str) -> bool:
+        """The per-delta fast path for stream decoders: when ``text`` (non-empty) is
+        plain answer text, outside any block, with no ``<`` in it and nothing held,
+        note it and return True: :meth:`feed` would have returned
+        ``[("text", text)]``, and the caller emits that piece itself. Otherwise
+        return False and change nothing: the caller calls :meth:`feed`.
+
+        Same state afterwards as :meth:`feed` (a test checks both paths agree);
+        it exists because ``feed`` builds a list and a tuple per streamed delta.
+        """
+        if not self._plain or "<" in text:
+            return False
+        # the block-boundary rule of _emit_text, inline
+        if "\n" in text:
+            self._boundary = not text[text.rfind("\n") + 1 :].strip()
+        elif self._boundary:
+            self._boundary = text.isspace()
+        return True
 
     def close(self) -> list[Piece]:
         """End of content: what is still held is decided now."""
@@ -265,6 +286,9 @@ class ThinkTagSplitter:
             self._out.append((kind, piece))
 
     def _flush(self) -> list[Piece]:
+        # feed and close end here, and only they change the mode, the held input or
+        # the whitespace skipping: the fast paths' precondition is worked out once
+        self._plain = self._mode == "text" and not self._pending and not self._skip_ws
         out, self._out = self._out, []
         return out
 

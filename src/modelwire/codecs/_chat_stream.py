@@ -27,7 +27,7 @@ from ..messages import ThinkTagSplitter
 from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire
 from ._chat_messages import SYNTHETIC_REASONING, gemini_block
 from ._chat_response import stream_error
-from ._sse import SSEDecoder
+from ._sse import SSEDecoder, SSEEvent
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 
@@ -61,6 +61,8 @@ class StreamDecoder:
     (text, a tool call, a refusal) starts, or at the finish.
     """
 
+    _inline_chunks = True  # False: every chunk takes the general path (tests compare both)
+
     def __init__(self, *, issuer: str | None = None, think_tags: bool = True) -> None:
         self.issuer = issuer or DEFAULT_ISSUER
         self.model = ""
@@ -83,13 +85,11 @@ class StreamDecoder:
 
     # ---------------------------------------------------------------- public
     def feed(self, data: bytes) -> list[StreamEvent]:
-        for sse in self._sse.feed(data):
-            self._on_sse(sse.event, sse.data)
+        self._frames(self._sse.feed(data))
         return self._drain()
 
     def close(self) -> list[StreamEvent]:
-        for sse in self._sse.close():
-            self._on_sse(sse.event, sse.data)
+        self._frames(self._sse.close())
         if not self._ended:
             if not self._finished:
                 if not self._seen and not self._out:
@@ -117,8 +117,62 @@ class StreamDecoder:
                 acc.feed(event)
         return acc.result()
 
+    def _frames(self, frames: list[SSEEvent]) -> None:
+        """The hot loop. The two chunk shapes of nearly every stream, a piece of text
+        and an argument fragment of a started call, are handled inline; any other
+        chunk, or any doubt, goes to :meth:`_on_chunk` / :meth:`_on_sse`, the general
+        path. The inline steps are exactly what the general path does for those
+        shapes (a Hypothesis test compares both paths event by event); they exist
+        because this loop runs once per streamed token."""
+        out = self._out  # only _drain replaces it, and only right before raising
+        on_sse, on_chunk = self._on_sse, self._on_chunk
+        splitter, by_wire = self._splitter, self._by_wire
+        if not self._inline_chunks:
+            for sse in frames:
+                on_sse(sse.event, sse.data)
+            return
+        for sse in frames:
+            event, data = sse.event, sse.data
+            if event or self._ended or data == "[DONE]":
+                on_sse(event, data)
+                continue
+            try:
+                chunk = _loads(data)
+            except orjson.JSONDecodeError:
+                on_sse(event, data)  # reports it
+                continue
+            # a chunk the general path would only read a delta from: one choice, index 0,
+            # no finish_reason, no usage, no error, the stream's id already known
+            # (`in` before reading: it is the cheapest test, and this runs per token)
+            if (type(chunk) is not dict or not self.id or "error" in chunk or "x_groq" in chunk
+                    or ("usage" in chunk and chunk["usage"] is not None)
+                    or "choices" not in chunk or type(choices := chunk["choices"]) is not list
+                    or len(choices) != 1 or type(choice := choices[0]) is not dict
+                    or "delta" not in choice or type(delta := choice["delta"]) is not dict
+                    or len(delta) != 1 or choice.get("finish_reason") or choice.get("index", 0) != 0):
+                on_chunk(event, chunk)
+                continue
+            text = delta.get("content")
+            if type(text) is str and text:
+                if splitter is None or self._finished or splitter.feed_plain(text):
+                    if self._reasoning or self._details:
+                        self._close_reasoning()
+                    out.append(TextDelta(text))
+                else:
+                    self._text(text)
+                continue
+            calls = delta.get("tool_calls")
+            if (type(calls) is list and len(calls) == 1 and type(tc := calls[0]) is dict and len(tc) == 2
+                    and type(wire := tc.get("index")) is int and (call := by_wire.get(wire)) is not None
+                    and call.started and type(fn := tc.get("function")) is dict and len(fn) == 1
+                    and type(args := fn.get("arguments")) is str):
+                if args:
+                    out.append(ToolCallDelta(call.ordinal, args))
+                continue
+            on_chunk(event, chunk)
+
     def _on_sse(self, event: str, data: str) -> None:
-        # the hot path: one call per SSE event, dict type checks (not Mapping ABCs)
+        """The general path for one SSE event."""
         if self._ended and event != "error":
             return
         if data == "[DONE]":
@@ -140,6 +194,9 @@ class StreamDecoder:
             self._drain()
             raise ProtocolError(f"stream chunk is not valid JSON ({exc}): {data[:120]!r}",
                                 partial=self._partial()) from exc
+        self._on_chunk(event, chunk)
+
+    def _on_chunk(self, event: str, chunk: Any) -> None:
         if type(chunk) is not dict:
             self._drain()
             raise ProtocolError(f"stream chunk must be a JSON object, got {type(chunk).__name__}",
