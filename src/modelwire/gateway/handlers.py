@@ -222,11 +222,14 @@ class _Handlers:
         async def body() -> AsyncIterator[bytes]:
             task = asyncio.current_task()
             gw.streams.add(task)
+            feed = encoder.feed
+            # OpenAI-compatible clients keep every reasoning entry as it is: nothing to seal
+            seal = None if door == "chat_completions" else seal_events
             try:
                 if first:
-                    yield b"".join([encoder.feed(ev) for ev in seal_events(first, door, sealer)])
+                    yield b"".join([feed(ev) for ev in (seal(first, door, sealer) if seal else first)])
                 async for batch in iterator:
-                    data = b"".join([encoder.feed(ev) for ev in seal_events(batch, door, sealer)])
+                    data = b"".join([feed(ev) for ev in (seal(batch, door, sealer) if seal else batch)])
                     if data:
                         yield data
                 yield encoder.close()
