@@ -21,8 +21,20 @@ from modelwire import Client
 KEY = "sk-test-0123456789abcdef"
 
 _FIRST = r"""
-import json, sys
+import json, logging, sys
 from modelwire import AsyncClient, Client
+
+warnings = []  # the dry run at construction logs (never raises) when it fails
+
+
+class Record(logging.Handler):
+    def emit(self, record):
+        warnings.append(record.getMessage())
+
+
+log = logging.getLogger("modelwire.client")
+log.setLevel(logging.DEBUG)
+log.addHandler(Record())
 
 url, mode, model, kind = sys.argv[1:5]
 cls = AsyncClient if kind == "async" else Client
@@ -43,7 +55,8 @@ else:
     done = client.complete(msgs, max_tokens=20)
     client.close()
 print(json.dumps({"text": done.text, "asyncio_after_construction": asyncio_loaded,
-                  "imported_by_first_request": sorted(set(sys.modules) - after_construction)}))
+                  "imported_by_first_request": sorted(set(sys.modules) - after_construction),
+                  "construction_log": warnings}))
 """
 
 
@@ -64,6 +77,7 @@ def _first_request(emulator, mode: str, kind: str) -> dict:
 def test_the_first_sync_request_imports_nothing_new(emulator, mode):
     seen = _first_request(emulator, mode, "sync")
     assert seen["text"].startswith('You asked: "hi"')
+    assert seen["construction_log"] == []  # the offline dry run went through
     assert seen["imported_by_first_request"] == []
     # asyncio is 30-100 ms of imports that the sync path never uses
     assert seen["asyncio_after_construction"] is False
@@ -73,6 +87,7 @@ def test_the_first_async_request_imports_nothing_new(emulator):
     # asyncio itself runs the script here; the aiohttp session is made in its loop
     seen = _first_request(emulator, "chat_completions", "async")
     assert seen["text"].startswith('You asked: "hi"')
+    assert seen["construction_log"] == []
     assert seen["imported_by_first_request"] == []
 
 
