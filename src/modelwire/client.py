@@ -140,6 +140,11 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
 class Client(_Base):
     """The sync client (httpx transport). See the module docstring.
 
+    Construction does the one-time work (httpx, the SSL context and connection pool,
+    the codecs, one request through the HTTP stack over an in-memory network), so the
+    first request costs about what later ones do: make one Client and reuse it. No
+    connection is opened before the first request.
+
     Beyond the documented arguments, keyword-only seams for tests and embedders:
     ``retry`` (a :class:`~modelwire.resilience.RetryPolicy`), ``sleep`` (called with
     each backoff wait), ``transport`` (a :class:`~modelwire.transport.SyncTransport`),
