@@ -262,3 +262,22 @@ def test_event_constructors_keep_the_dataclass_contract(cls: type) -> None:
 def test_event_defaults_are_filled_as_before() -> None:
     assert ReasoningDelta(signature="s") == ReasoningDelta("", "s", None)
     assert repr(ReasoningDelta("t")) == "ReasoningDelta(text='t', signature=None, redacted=None)"
+
+
+@pytest.mark.parametrize("module", [anthropic_messages, chat_completions], ids=["anthropic", "chat"])
+def test_a_finished_decoder_is_freed_without_the_cyclic_gc(module: Any) -> None:
+    # a decoder in a reference cycle keeps every event of its stream alive until a
+    # full collection, which in a big process (the gateway, SDKs imported) is slow
+    import gc
+    import weakref
+
+    data = _sse(_anthropic_prefix()) if module is anthropic_messages else _sse(_chat({"content": "Hi"}))
+    gc.disable()
+    try:
+        decoder = module.StreamDecoder()
+        decoder.feed(data)
+        ref = weakref.ref(decoder)
+        del decoder
+        assert ref() is None
+    finally:
+        gc.enable()
