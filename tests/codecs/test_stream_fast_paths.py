@@ -150,6 +150,11 @@ def _frag(args: Any) -> dict[str, Any]:
          [9], True)
 @example(_chat(_frag("{}"), _START, {"tool_calls": [{"index": 0, "function": {"name": "g", "arguments": "1"}}]}),
          [], False)
+@example(_chat({"role": "assistant", "content": ""}, {"content": "<think>plan</think>"}, {"content": "answer"}),
+         [], True)
+@example(_chat({"content": "a"}, finish="stop") + _chat({"content": "<think>x</think>"}, {"content": "b"}), [], True)
+@example(_chat({"content": "a"}) + [("", json.dumps({"id": "c1", "error": {"message": "overloaded"}}))]
+         + _chat({"content": "b"}), [], True)
 def test_chat_fast_path_gives_the_general_paths_events(frames: list[tuple[str, str]], cut: list[int],
                                                         think_tags: bool) -> None:
     data = _sse(frames)

@@ -131,45 +131,56 @@ class StreamDecoder:
             for sse in frames:
                 on_sse(sse.event, sse.data)
             return
+        stale = True  # the general path ran: re-read what the inline path depends on
+        ready = direct = reasoning_open = False
         for sse in frames:
-            event, data = sse.event, sse.data
-            if event or self._ended or data == "[DONE]":
-                on_sse(event, data)
+            if stale:
+                stale = False
+                ready = bool(self.id) and not self._ended  # id known: nothing to identify
+                direct = splitter is None or self._finished  # text skips the tag splitter
+                reasoning_open = bool(self._reasoning or self._details)
+            data = sse.data
+            if not ready or sse.event or data == "[DONE]":
+                on_sse(sse.event, data)
+                stale = True
                 continue
             try:
                 chunk = _loads(data)
             except orjson.JSONDecodeError:
-                on_sse(event, data)  # reports it
+                on_sse("", data)  # reports it
+                stale = True
                 continue
             # a chunk the general path would only read a delta from: one choice, index 0,
-            # no finish_reason, no usage, no error, the stream's id already known
-            # (`in` before reading: it is the cheapest test, and this runs per token)
-            if (type(chunk) is not dict or not self.id or "error" in chunk or "x_groq" in chunk
+            # no finish_reason, no usage, no error (`in` is the cheapest test)
+            if (type(chunk) is not dict or "error" in chunk or "x_groq" in chunk
                     or ("usage" in chunk and chunk["usage"] is not None)
-                    or "choices" not in chunk or type(choices := chunk["choices"]) is not list
-                    or len(choices) != 1 or type(choice := choices[0]) is not dict
-                    or "delta" not in choice or type(delta := choice["delta"]) is not dict
+                    or type(choices := chunk.get("choices")) is not list or len(choices) != 1
+                    or type(choice := choices[0]) is not dict or type(delta := choice.get("delta")) is not dict
                     or len(delta) != 1 or choice.get("finish_reason") or choice.get("index", 0) != 0):
-                on_chunk(event, chunk)
+                on_chunk("", chunk)
+                stale = True
                 continue
             text = delta.get("content")
             if type(text) is str and text:
-                if splitter is None or self._finished or splitter.feed_plain(text):
-                    if self._reasoning or self._details:
+                if direct or splitter.feed_plain(text):  # type: ignore[union-attr]
+                    if reasoning_open:
                         self._close_reasoning()
+                        reasoning_open = False
                     out.append(TextDelta(text))
                 else:
                     self._text(text)
+                    stale = True
                 continue
             calls = delta.get("tool_calls")
             if (type(calls) is list and len(calls) == 1 and type(tc := calls[0]) is dict and len(tc) == 2
                     and type(wire := tc.get("index")) is int and (call := by_wire.get(wire)) is not None
                     and call.started and type(fn := tc.get("function")) is dict and len(fn) == 1
                     and type(args := fn.get("arguments")) is str):
-                if args:
+                if args:  # a started call's fragment: the general path would not touch the state
                     out.append(ToolCallDelta(call.ordinal, args))
                 continue
-            on_chunk(event, chunk)
+            on_chunk("", chunk)
+            stale = True
 
     def _on_sse(self, event: str, data: str) -> None:
         """The general path for one SSE event."""
