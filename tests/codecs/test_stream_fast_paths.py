@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from modelwire import events
 from modelwire.codecs import anthropic_messages, chat_completions
+from modelwire.codecs._sse import SSEEvent
 from modelwire.events import ReasoningDelta, StreamError, TextDelta, ToolCallDelta
 
 # ------------------------------------------------------------------ helpers
@@ -247,10 +248,11 @@ def test_anthropic_fast_path_gives_the_general_paths_events(opened: bool, frames
 # ----------------------------------------------------------------------- events
 
 
-@pytest.mark.parametrize("cls", [getattr(events, name) for name in events.__all__ if name != "StreamEvent"],
-                         ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", [getattr(events, name) for name in events.__all__ if name != "StreamEvent"]
+                         + [SSEEvent], ids=lambda cls: cls.__name__)
 def test_event_constructors_keep_the_dataclass_contract(cls: type) -> None:
-    # events.py gives each event a cheaper __init__; callers must not see a difference
+    # events and SSE events get a cheaper __init__ (events._slot_init); callers must not
+    # see a difference
     params = list(inspect.signature(cls).parameters.values())
     assert [p.name for p in params] == [f.name for f in dataclasses.fields(cls)]
     assert [p.default for p in params] == [

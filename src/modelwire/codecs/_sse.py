@@ -18,10 +18,12 @@ import codecs as _codecs
 from dataclasses import dataclass
 
 from ..errors import ProtocolError
+from ..events import _slot_init
 
 __all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
 
 
+@_slot_init  # one per streamed event: the dataclass __init__ was a third of the framing's cost
 @dataclass(frozen=True, slots=True)
 class SSEEvent:
     event: str  # "" when the stream gave no event: line ("message" by the spec)
