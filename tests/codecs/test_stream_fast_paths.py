@@ -92,7 +92,8 @@ def chat_deltas(draw: Any) -> dict[str, Any]:
 def chat_chunks(draw: Any) -> tuple[str, str]:
     shape = draw(st.sampled_from(["plain"] * 8 + ["odd"] * 3 + ["raw"]))
     if shape == "raw":
-        return draw(st.sampled_from([("", "[DONE]"), ("", "not json"), ("", "[1]"), ("ping", ""),
+        return draw(st.sampled_from([("", "[DONE]"), ("", "not json"), ("", "[1]"), ("", '"x"'), ("", "5"),
+                                     ("", "null"), ("", '["error"]'), ("ping", ""),
                                      ("error", '{"error": {"message": "boom", "type": "server_error"}}'),
                                      ("", "")]))
     choice: dict[str, Any] = {"index": 0, "delta": draw(chat_deltas()), "finish_reason": None}
@@ -100,7 +101,8 @@ def chat_chunks(draw: Any) -> tuple[str, str]:
                              "choices": [choice]}
     if shape == "odd":
         tweak = draw(st.sampled_from(["finish", "usage", "null_usage", "groq", "error", "no_id", "index1",
-                                      "two", "no_choices", "empty_choices", "delta_list", "no_delta", "no_index"]))
+                                      "two", "no_choices", "empty_choices", "delta_list", "no_delta", "no_index",
+                                      "odd_types"]))
         if tweak == "finish":
             choice["finish_reason"] = draw(st.sampled_from(["stop", "tool_calls", "length"]))
         elif tweak == "usage":
@@ -125,6 +127,21 @@ def chat_chunks(draw: Any) -> tuple[str, str]:
             choice["delta"] = ["x"]
         elif tweak == "no_delta":
             del choice["delta"]
+        elif tweak == "odd_types":  # one-element or wrong-typed values where dicts and lists belong
+            where = draw(st.sampled_from(["choices", "choice", "delta", "calls", "call", "function"]))
+            odd = draw(st.sampled_from(["x", 1, None, {"0": 1}, ["y"]]))
+            if where == "choices":
+                chunk["choices"] = odd
+            elif where == "choice":
+                chunk["choices"] = [odd]
+            elif where == "delta":
+                choice["delta"] = odd
+            elif where == "calls":
+                choice["delta"] = {"tool_calls": odd}
+            elif where == "call":
+                choice["delta"] = {"tool_calls": [odd if odd is not None else "ab"]}
+            else:
+                choice["delta"] = {"tool_calls": [{"index": 0, "function": odd}]}
         else:
             del choice["index"]
     return ("", json.dumps(chunk))
