@@ -89,21 +89,16 @@ class _Answers:
         return hit
 
 
-class _Conn(asyncio.Protocol):
-    def __init__(self, answers: _Answers) -> None:
-        self.a = answers
+class KeepAliveHTTP(asyncio.Protocol):
+    """HTTP/1.1 requests on a keep-alive connection, parsed just enough to answer them:
+    ``answer(request_line_parts, body)`` writes each response (bench servers only)."""
+
+    def __init__(self) -> None:
         self.buf = b""
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
-
-    def _rest(self, events: list[bytes]) -> None:
-        t = self.transport
-        if t is None or t.is_closing():
-            return
-        for event in events[1:]:
-            t.write(event)
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
@@ -122,6 +117,22 @@ class _Conn(asyncio.Protocol):
             body = self.buf[end + 4:end + 4 + length]
             self.buf = self.buf[end + 4 + length:]
             self.answer(head.split(" ", 2), body)
+
+    def answer(self, request_line: list[str], body: bytes) -> None:
+        raise NotImplementedError
+
+
+class _Conn(KeepAliveHTTP):
+    def __init__(self, answers: _Answers) -> None:
+        super().__init__()
+        self.a = answers
+
+    def _rest(self, events: list[bytes]) -> None:
+        t = self.transport
+        if t is None or t.is_closing():
+            return
+        for event in events[1:]:
+            t.write(event)
 
     def answer(self, request_line: list[str], body: bytes) -> None:
         t = self.transport

@@ -107,26 +107,12 @@ def _serve(port_out: Any) -> None:
         return (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                 + str(len(payload)).encode() + b"\r\n\r\n" + payload)
 
-    class Proto(asyncio.Protocol):
-        def connection_made(self, transport: Any) -> None:
-            self.t = transport
-            self.buf = b""
+    from _upstream import KeepAliveHTTP
 
-        def data_received(self, data: bytes) -> None:
-            self.buf += data
-            while True:
-                end = self.buf.find(b"\r\n\r\n")
-                if end < 0:
-                    return
-                head = self.buf[:end]
-                m = re.search(rb"(?i)content-length:\s*(\d+)", head)
-                size = int(m.group(1)) if m else 0
-                if len(self.buf) < end + 4 + size:
-                    return
-                body = self.buf[end + 4:end + 4 + size]
-                self.buf = self.buf[end + 4 + size:]
-                path = head.split(b" ", 2)[1]
-                self.t.write(response(path, body))
+    class Proto(KeepAliveHTTP):
+        def answer(self, request_line: list[str], body: bytes) -> None:
+            assert self.transport is not None
+            self.transport.write(response(request_line[1].encode(), body))
 
     async def main() -> None:
         server = await asyncio.get_running_loop().create_server(Proto, "127.0.0.1", 0,
