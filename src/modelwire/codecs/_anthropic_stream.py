@@ -42,7 +42,7 @@ from ._anthropic_response import (
     native_usage,
     usage_from,
 )
-from ._sse import SSEDecoder, encode_event
+from ._sse import SSEDecoder
 
 __all__ = ["StreamDecoder", "StreamEncoder"]
 
@@ -307,6 +307,11 @@ class _HeldCall:
         self.ended = False
 
 
+# stands for the text while a delta frame is rendered (see StreamEncoder._text_delta)
+_MARK = "\x00modelwire-text\x00"
+_MARK_JSON = orjson.dumps(_MARK)
+
+
 class StreamEncoder:
     """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
 
@@ -323,9 +328,25 @@ class StreamEncoder:
         self._usage: Any = None
         self._finish: Finish | None = None
         self._closed = False
+        self._frames: dict[tuple[int, str], tuple[bytes, bytes]] = {}
 
     def _ev(self, name: str, payload: dict[str, Any]) -> bytes:
-        return encode_event(self._dumps(payload), name)
+        # framed by hand: orjson never writes a raw newline, so one data: line is right
+        return b"event: %s\ndata: %s\n\n" % (name.encode(), self._dumps(payload))
+
+    def _text_delta(self, kind: str, text: str) -> bytes:
+        """A text_delta / thinking_delta (most of a stream) from a frame rendered once
+        per block around a marker: only the text is serialized per event (bytes equal
+        to :meth:`_delta`'s; a test compares them)."""
+        key = (self._index, kind)
+        frame = self._frames.get(key)
+        if frame is None:
+            field = "text" if kind == "text_delta" else "thinking"
+            head, _, tail = self._delta({"type": kind, field: _MARK}).partition(_MARK_JSON)
+            frame = self._frames[key] = (head, tail)
+            if len(self._frames) > 64:  # one frame per block is enough
+                self._frames = {key: frame}
+        return frame[0] + self._dumps(text) + frame[1]
 
     def _start(self, usage: Any) -> bytes:
         self._started = True
@@ -370,7 +391,7 @@ class StreamEncoder:
         t = type(ev)
         if t is TextDelta or t is RefusalDelta:
             out = b"" if self._open == "text" else self._open_block("text", {"type": "text", "text": ""})
-            return out + self._delta({"type": "text_delta", "text": ev.text})  # type: ignore[union-attr]
+            return out + self._text_delta("text_delta", ev.text)  # type: ignore[union-attr]
         if t is ReasoningDelta:
             return self._reasoning(ev)  # type: ignore[arg-type]
         if t is ReasoningBlock:
@@ -441,7 +462,7 @@ class StreamEncoder:
         if self._open != "thinking":
             out = self._open_block("thinking", {"type": "thinking", "thinking": "", "signature": ""})
         if ev.text:
-            out += self._delta({"type": "thinking_delta", "thinking": ev.text})
+            out += self._text_delta("thinking_delta", ev.text)
         if ev.signature is not None:
             out += self._delta({"type": "signature_delta", "signature": ev.signature})
         return out
