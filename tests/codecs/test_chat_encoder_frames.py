@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelwire.codecs._chat_encoder import StreamEncoder
+from modelwire.codecs._sse import TEXT_MARK, split_at_text_mark
 from modelwire.events import ReasoningDelta, TextDelta
 
 
@@ -25,7 +26,7 @@ def test_framed_chunks_equal_dumped_chunks(text, model, created):
 
 
 def test_a_model_name_holding_the_marker_takes_the_slow_way():
-    model = "m\x00modelwire-text\x00"
+    model = "m" + TEXT_MARK
     enc = StreamEncoder(model=model)
     out = enc.feed(TextDelta("hi"))
     chunk = orjson.loads(out.split(b"data: ")[2])
@@ -36,3 +37,13 @@ def test_empty_text_sends_nothing_after_the_role_chunk():
     enc = StreamEncoder(model="m")
     enc.feed(TextDelta("a"))
     assert enc.feed(TextDelta("")) == b"" and enc.feed(ReasoningDelta("")) == b""
+
+
+def test_split_at_text_mark_only_when_the_marker_is_there_once():
+    once = orjson.dumps({"a": "x", "t": TEXT_MARK, "b": 1})
+    assert split_at_text_mark(once) == (b'{"a":"x","t":', b',"b":1}')
+    # what the frame is for: before + json(text) + after is the event for that text
+    before, after = split_at_text_mark(once)
+    assert before + orjson.dumps("h\u00e9\n\"") + after == orjson.dumps({"a": "x", "t": "h\u00e9\n\"", "b": 1})
+    assert split_at_text_mark(orjson.dumps({"a": TEXT_MARK, "t": TEXT_MARK})) is None
+    assert split_at_text_mark(b'{"t":"plain"}') is None

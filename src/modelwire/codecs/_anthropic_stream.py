@@ -42,7 +42,7 @@ from ._anthropic_response import (
     native_usage,
     usage_from,
 )
-from ._sse import SSEDecoder
+from ._sse import TEXT_MARK, SSEDecoder, split_at_text_mark
 
 __all__ = ["StreamDecoder", "StreamEncoder"]
 
@@ -307,10 +307,6 @@ class _HeldCall:
         self.ended = False
 
 
-# stands for the text while a delta frame is rendered (see StreamEncoder._text_delta)
-_MARK = "\x00modelwire-text\x00"
-_MARK_JSON = orjson.dumps(_MARK)
-
 
 class StreamEncoder:
     """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
@@ -328,7 +324,8 @@ class StreamEncoder:
         self._usage: Any = None
         self._finish: Finish | None = None
         self._closed = False
-        self._frames: dict[tuple[int, str], tuple[bytes, bytes]] = {}
+        self._frame_key: tuple[int, str] | None = None  # (block index, delta kind)
+        self._frame: tuple[bytes, bytes] | None = None
 
     def _ev(self, name: str, payload: dict[str, Any]) -> bytes:
         # framed by hand: orjson never writes a raw newline, so one data: line is right
@@ -338,14 +335,13 @@ class StreamEncoder:
         """A text_delta / thinking_delta (most of a stream) from a frame rendered once
         per block around a marker: only the text is serialized per event (bytes equal
         to :meth:`_delta`'s; a test compares them)."""
-        key = (self._index, kind)
-        frame = self._frames.get(key)
-        if frame is None:
-            field = "text" if kind == "text_delta" else "thinking"
-            head, _, tail = self._delta({"type": kind, field: _MARK}).partition(_MARK_JSON)
-            frame = self._frames[key] = (head, tail)
-            if len(self._frames) > 64:  # one frame per block is enough
-                self._frames = {key: frame}
+        field = "text" if kind == "text_delta" else "thinking"
+        if self._frame_key != (self._index, kind):  # a new block: its frame
+            self._frame_key = (self._index, kind)
+            self._frame = split_at_text_mark(self._delta({"type": kind, field: TEXT_MARK}))
+        frame = self._frame
+        if frame is None:  # cannot happen (nothing else in the event is text), but be right
+            return self._delta({"type": kind, field: text})
         return frame[0] + self._dumps(text) + frame[1]
 
     def _start(self, usage: Any) -> bytes:

@@ -22,6 +22,7 @@ from ..events import (
 )
 from ..types import Request
 from ._chat_common import usage_to_wire
+from ._sse import TEXT_MARK, split_at_text_mark
 
 
 class StreamEncoder:
@@ -43,18 +44,15 @@ class StreamEncoder:
         self._errored = False
         self._closed = False
         # text and reasoning deltas are most of a stream: their chunk is rendered once
-        # around a marker and only the text is serialized per event (byte-identical
-        # to dumping the whole chunk; a test compares the two)
-        self._text = self._frame("content")
-        self._thinking = self._frame("reasoning_content")
+        # (byte-identical to dumping the whole chunk; a test compares the two)
+        self._frames = {field: split_at_text_mark(self._chunk({field: TEXT_MARK}))
+                        for field in ("content", "reasoning_content")}
 
-    def _frame(self, field: str) -> tuple[bytes, bytes]:
-        marker = orjson.dumps("\x00modelwire-text\x00")
-        rendered = self._chunk({field: "\x00modelwire-text\x00"})
-        if rendered.count(marker) != 1:  # a model name holding the marker: the slow way
-            return (b"", b"")
-        head, _, tail = rendered.partition(marker)
-        return head, tail
+    def _text_chunk(self, field: str, text: str) -> bytes:
+        if not text:
+            return b""
+        frame = self._frames[field]
+        return frame[0] + orjson.dumps(text) + frame[1] if frame else self._chunk({field: text})
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         obj = {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
@@ -74,20 +72,12 @@ class StreamEncoder:
     def _event(self, event: StreamEvent) -> bytes:
         t = type(event)
         if t is TextDelta:
-            text = event.text  # type: ignore[union-attr]
-            if not text:
-                return b""
-            head, tail = self._text
-            return head + orjson.dumps(text) + tail if head else self._chunk({"content": text})
+            return self._text_chunk("content", event.text)  # type: ignore[union-attr]
         if t is ToolCallDelta:
             return self._chunk({"tool_calls": [{"index": event.index,  # type: ignore[union-attr]
                                                 "function": {"arguments": event.arguments}}]})  # type: ignore[union-attr]
         if t is ReasoningDelta:
-            text = event.text  # type: ignore[union-attr]
-            if not text:
-                return b""
-            head, tail = self._thinking
-            return head + orjson.dumps(text) + tail if head else self._chunk({"reasoning_content": text})
+            return self._text_chunk("reasoning_content", event.text)  # type: ignore[union-attr]
         if t is ToolCallStart:
             call_id = event.id or self._call_id(event)  # type: ignore[union-attr,arg-type]
             return self._chunk({"tool_calls": [{

@@ -39,12 +39,10 @@ from ._responses_response import (
     response_object,
     usage_out,
 )
+from ._sse import TEXT_MARK, split_at_text_mark
 
 __all__ = ["StreamEncoder"]
 
-
-_MARK = "\x00modelwire-text\x00"  # stands for the delta while a frame is rendered
-_MARK_JSON = orjson.dumps(_MARK)
 
 class _Open:
     """An output item between its ``added`` and ``done`` events."""
@@ -165,14 +163,13 @@ class StreamEncoder:
             probe: list[bytes] = []
             seq = self._seq
             self._emit(probe, "response.output_text.delta", item_id=msg.id, output_index=msg.index,
-                       content_index=key[2], delta=_MARK, logprobs=[])
+                       content_index=key[2], delta=TEXT_MARK, logprobs=[])
             self._seq = seq
-            head, _, rest = probe[0].partition(_MARK_JSON)
-            last = b'"sequence_number":%d' % seq
-            # sequence_number is the last field; the frame is refused if the marker or
-            # the number's key could be ambiguous (never seen with minted ids)
-            ok = _MARK_JSON not in rest and rest.count(last) == 1 and rest.endswith(last + b"}\n\n")
-            frame = self._frames[key] = (head, rest[:-len(b"%d}\n\n" % seq)]) if ok else None
+            split = split_at_text_mark(probe[0])
+            last = b'"sequence_number":%d}\n\n' % seq
+            # sequence_number is the last field: the frame ends with it, or is refused
+            ok = split is not None and split[1].endswith(last) and split[1].count(last) == 1
+            frame = self._frames[key] = (split[0], split[1][:-len(b"%d}\n\n" % seq)]) if ok else None
         if frame is None:
             self._emit(out, "response.output_text.delta", item_id=msg.id, output_index=msg.index,
                        content_index=key[2], delta=text, logprobs=[])

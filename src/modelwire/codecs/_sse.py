@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..errors import ProtocolError
 from ..events import _slot_init
 
-__all__ = ["SSEDecoder", "SSEEvent", "encode_event"]
+__all__ = ["TEXT_MARK", "SSEDecoder", "SSEEvent", "encode_event", "split_at_text_mark"]
 
 
 @_slot_init  # one per streamed event: the dataclass __init__ was a third of the framing's cost
@@ -160,3 +160,20 @@ def encode_event(data: str | bytes, event: str | None = None) -> bytes:
     else:
         body = f"data: {data}\n"
     return f"{head}{body}\n".encode()
+
+
+# A text value that stands for the real one while an encoder renders its most common
+# event (a text delta) once: afterwards only the text is serialized per event. Private-use
+# characters, so JSON writes them as they are and no model name or id holds them.
+TEXT_MARK = "\ue000modelwire-text\ue000"
+_TEXT_MARK_JSON = b'"' + TEXT_MARK.encode() + b'"'
+
+
+def split_at_text_mark(rendered: bytes) -> tuple[bytes, bytes] | None:
+    """``(before, after)`` the marker's JSON string in an event rendered with
+    :data:`TEXT_MARK` as its text, so ``before + json(text) + after`` is that event for
+    any text; ``None`` (render each event whole) unless the marker occurs exactly once."""
+    if rendered.count(_TEXT_MARK_JSON) != 1:
+        return None
+    before, _, after = rendered.partition(_TEXT_MARK_JSON)
+    return before, after
