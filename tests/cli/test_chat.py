@@ -105,6 +105,19 @@ def _read_until(fd: int, needle: bytes, timeout: float = 60.0) -> bytes:
     return buf
 
 
+def _quit_with_ctrl_d(fd: int, pid: int) -> None:
+    """Ctrl-D at the prompt: the session must end with exit code 0 within 30 s."""
+    os.write(fd, b"\x04")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        _read_until(fd, b"", timeout=0.2)
+    raise AssertionError("chat did not exit on Ctrl-D")
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
 def test_interactive_session_through_a_pty():
     pid, fd = pty.fork()
@@ -117,16 +130,7 @@ def test_interactive_session_through_a_pty():
         os.write(fd, b"What is 12 times 12?\r")
         out = _read_until(fd, b"144")
         _read_until(fd, b"> ")
-        os.write(fd, b"\x04")  # Ctrl-D quits
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                assert os.waitstatus_to_exitcode(status) == 0
-                break
-            _read_until(fd, b"", timeout=0.2)
-        else:
-            raise AssertionError("chat did not exit on Ctrl-D")
+        _quit_with_ctrl_d(fd, pid)
         assert b"calculator" in out
     finally:
         try:
@@ -169,16 +173,7 @@ def test_ctrl_c_interrupts_the_answer_not_the_session(tmp_path):
             if b"> " not in out.split(b"[interrupted]", 1)[1]:
                 out += _read_until(fd, b"> ")  # back at the prompt: the session goes on
             assert b"[interrupted]" in out
-            os.write(fd, b"\x04")
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                done, status = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    assert os.waitstatus_to_exitcode(status) == 0
-                    break
-                _read_until(fd, b"", timeout=0.2)
-            else:
-                raise AssertionError("chat did not exit on Ctrl-D")
+            _quit_with_ctrl_d(fd, pid)
         finally:
             try:
                 os.kill(pid, 9)

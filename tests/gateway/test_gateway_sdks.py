@@ -239,3 +239,14 @@ def test_parallel_tool_calls_through_every_door(gateway, upstream):
         tools=[CALC_RESPONSES, {"type": "function", "name": "clock", "description": "Get the current time on the clock",
                                 "parameters": {"type": "object", "properties": {}}}])
     assert sorted(i.name for i in resp.output if i.type == "function_call") == ["calculator", "clock"]
+
+
+def test_count_tokens_falls_back_to_the_estimate_when_the_counter_fails(gateway, emulator_clean):
+    emulator_clean.set_faults([{"fault": "overloaded", "endpoint": "count_tokens", "times": 1}])
+    r = httpx.post(gateway.base_url + "/v1/messages/count_tokens",
+                   json={"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "hello"}]},
+                   headers={"authorization": f"Bearer {GATEWAY_KEY}", "anthropic-version": "2023-06-01"})
+    assert r.status_code == 200 and r.json()["input_tokens"] > 0
+    assert r.headers["x-modelwire-token-count"] == "estimated"
+    # the fault fired on the upstream's counter: the gateway did ask it
+    assert emulator_clean.requests(endpoint="count_tokens")["requests"][-1]["status"] == 529

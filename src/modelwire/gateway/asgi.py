@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["ClientGone", "Endpoint", "Headers", "Reply", "Request", "json_reply"]
+__all__ = ["ClientGone", "Endpoint", "Headers", "Reply", "Request"]
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -139,10 +139,6 @@ async def _send_stream(chunks: AsyncIterator[bytes], receive: Receive, send: Sen
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:
             await aclose()
-
-
-def json_reply(status: int, body: bytes, headers: Mapping[str, str] | None = None) -> Reply:
-    return Reply(status, body, headers)
 
 
 class Endpoint:

@@ -18,6 +18,7 @@ import orjson
 from ..codecs import EncodedRequest, Target
 from ..errors import ModelwireError
 from ..messages import prepare_conversation
+from .app import _client_options
 
 __all__ = ["upstream_count"]
 
@@ -28,7 +29,6 @@ _COUNT_FIELDS = frozenset({
     "model", "messages", "system", "tools", "tool_choice", "thinking", "output_config",
     "speed", "cache_control", "context_management", "mcp_servers",
 })
-_REQUEST_FIELDS = ("tools", "tool_choice", "thinking", "response_format")
 
 
 async def upstream_count(client: Any, req: dict[str, Any]) -> int | None:
@@ -45,8 +45,10 @@ async def upstream_count(client: Any, req: dict[str, Any]) -> int | None:
         log.debug("count_tokens: no credential for %s: %s", ep.profile.name, exc)
         return None
     try:
-        request: dict[str, Any] = {"model": ep.model_id, "messages": prepare_conversation(req["messages"])}
-        request.update({k: req[k] for k in _REQUEST_FIELDS if req.get(k) is not None})
+        # the request as the messages door would send it; fields the counter rejects
+        # (max_tokens, sampling) are cut from the encoded body below
+        request: dict[str, Any] = {"model": ep.model_id, "messages": prepare_conversation(req["messages"]),
+                                   **_client_options(req, False)}
         target = Target(ep.profile, ep.model_id, held.secret, ep.base_url, ep.headers)
         encoded = ep.codec.encode_request(request, target)
         body = {k: v for k, v in orjson.loads(encoded.body).items() if k in _COUNT_FIELDS}

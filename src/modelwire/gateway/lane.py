@@ -62,10 +62,12 @@ def replace_model(raw: bytes, model: str) -> bytes:
     return _replace_by_tokens(raw, value)
 
 
+# a JSON string, unrolled (no backtracking inside long strings)
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 # after a "model" key: optional whitespace, ':', whitespace, then a string value
-_VALUE = re.compile(rb'[ \t\r\n]*:[ \t\r\n]*("[^"\\]*(?:\\.[^"\\]*)*")', re.DOTALL)
-# a JSON string (unrolled: no backtracking inside long strings) or a structural byte
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]', re.DOTALL)
+_VALUE = re.compile(rb'[ \t\r\n]*:[ \t\r\n]*(' + _STRING + rb')', re.DOTALL)
+# a string or a structural byte (the tokenizer of the general case)
+_TOKEN = re.compile(_STRING + rb'|[{}\[\],:]', re.DOTALL)
 
 
 def _replace_by_tokens(raw: bytes, value: bytes) -> bytes:
