@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 
 import pytest
 
@@ -141,7 +140,15 @@ def test_interactive_session_through_a_pty():
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
-def test_ctrl_c_interrupts_the_answer_not_the_session(tmp_path):
+@pytest.mark.parametrize("inherited_sigint", [signal.SIG_DFL, signal.SIG_IGN], ids=["default", "ignored"])
+def test_ctrl_c_interrupts_the_answer_not_the_session(tmp_path, inherited_sigint):
+    """Ctrl-C typed on the terminal stops the streaming answer and returns to the prompt.
+
+    "ignored": the chat was started by a process that ignores SIGINT, as a non-interactive
+    shell's background job (``pytest ... &`` in a script, a CI runner) does, and SIG_IGN
+    survives fork and exec. Before the CLI took SIGINT back, that made this test fail in
+    such runs only: ^C echoed and the answer streamed on to its end.
+    """
     from modelwire.emulator import Emulator
 
     with Emulator() as emu:
@@ -151,6 +158,8 @@ def test_ctrl_c_interrupts_the_answer_not_the_session(tmp_path):
                        "default_model: slow\n")
         pid, fd = pty.fork()
         if pid == 0:
+            # set explicitly: the child must not depend on how pytest itself was started
+            signal.signal(signal.SIGINT, inherited_sigint)
             os.environ["TERM"] = "dumb"
             os.environ["NO_COLOR"] = "1"
             os.execv(sys.executable, [sys.executable, "-m", "modelwire.cli", "chat", "--config", str(cfg)])
@@ -159,20 +168,12 @@ def test_ctrl_c_interrupts_the_answer_not_the_session(tmp_path):
             os.write(fd, b"Tell me a long story about a fox in the forest\r")
             _read_until(fd, b"You asked")  # the answer has started streaming
             os.write(fd, b"\x03")  # Ctrl-C
-            try:
-                out = _read_until(fd, b"[interrupted]", timeout=3.0)
-            except AssertionError as exc:
-                # Seen in full-suite runs of a fresh clone (2 of 4), never in isolation nor
-                # under a CPU hog: the ^C echoed but the answer streamed on, and a second
-                # ^C was lost too. Kept visible (a warning), not hidden.
-                # the terminal's ^C did not reach the CLI: signal the process itself
-                warnings.warn(f"the terminal's Ctrl-C did not interrupt the answer ({exc}); "
-                              "sending SIGINT to the process", stacklevel=1)
-                os.kill(pid, signal.SIGINT)
-                out = _read_until(fd, b"[interrupted]", timeout=10.0)
+            # an ignored ^C never prints this: the answer runs to its end (~7 s) and the
+            # prompt comes back without it, so a generous bound cannot hide the bug
+            out = _read_until(fd, b"[interrupted]", timeout=15.0)
+            assert b"[interrupted]" in out, out[-400:]  # (_read_until also stops at EOF)
             if b"> " not in out.split(b"[interrupted]", 1)[1]:
                 out += _read_until(fd, b"> ")  # back at the prompt: the session goes on
-            assert b"[interrupted]" in out
             _quit_with_ctrl_d(fd, pid)
         finally:
             try:

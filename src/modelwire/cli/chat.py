@@ -95,9 +95,35 @@ def _json_out(result: Any) -> str:
     )
 
 
+def _answer_ctrl_c() -> None:
+    """Let Ctrl-C reach an interactive session even if SIGINT was inherited as ignored.
+
+    A non-interactive shell starts background commands (``cmd &`` in a script, CI
+    runners, tool harnesses) with SIGINT ignored, as POSIX asks; an ignored signal stays
+    ignored across fork and exec, and Python then keeps it ignored instead of raising
+    KeyboardInterrupt. A chat opened on a terminal from such a process (e.g. under a
+    pty) echoed ^C and streamed on to the end of the answer, and every later ^C was
+    lost too. The ignore is meant to shield background jobs from the terminal's ^C; an
+    interactive session that is the terminal's foreground process group *is* what the
+    user types to, so there it takes Ctrl-C back. One-shot and piped runs keep what
+    they inherited.
+    """
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN or not hasattr(os, "tcgetpgrp"):
+        return
+    try:
+        foreground = os.tcgetpgrp(sys.stdin.fileno()) == os.getpgrp()
+    except (OSError, ValueError):  # stdin is not our controlling terminal: ^C cannot reach us
+        return
+    if foreground:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _interactive(agent: Any, make_renderer: Any) -> int:
     from ..errors import ModelwireError
 
+    _answer_ctrl_c()
     click.echo("modelwire chat — Ctrl-C interrupts an answer, Ctrl-D quits.", err=True)
     while True:
         try:
