@@ -440,11 +440,12 @@ class Stream:
 
 # ------------------------------------------------------------------------- async
 class AsyncClient(_Base):
-    """The async client (aiohttp transport); connections live in the running loop.
+    """The async client (asyncio + httptools transport, aiohttp behind a proxy);
+    connections live in the running loop.
     Same arguments as :class:`Client`."""
 
     def _warm(self) -> None:
-        http = self._http()  # aiohttp and CA certificates load now; sessions on first use
+        http = self._http()  # CA certificates load now; connections on first use
         ep = self._settings.endpoint(self.model, primary=True)
         warm = getattr(http, "warm", None)  # an injected transport has none
 
@@ -452,9 +453,9 @@ class AsyncClient(_Base):
             warm(request, base_url)
             return answer
 
-        # per loop (a session must be made inside the loop that runs it): no dry run of
-        # aiohttp itself, only its per-origin work
-        _dry_run(self._settings, ep, send if warm is not None else None, "aiohttp")
+        # per loop (connections belong to the loop that runs them): no dry run of the
+        # HTTP exchange itself, only its per-origin work
+        _dry_run(self._settings, ep, send if warm is not None else None, "async")
 
     def _http(self) -> AsyncTransport:
         if self._transport is None:

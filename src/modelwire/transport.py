@@ -1,19 +1,24 @@
 """HTTP transports: one small interface, two implementations.
 
-* :class:`AsyncHTTPTransport` (aiohttp): the async path, where the gateway
-  lives. Measured here at 32 concurrent requests aiohttp does ~8x httpx's
-  throughput at a tenth of its CPU per request, so async goes through it.
+* :class:`AsyncHTTPTransport`: the async path, where the gateway lives. Direct
+  origins go through :mod:`modelwire._h1` (HTTP/1.1 on asyncio + httptools),
+  origins behind a proxy through aiohttp. httpx was never a candidate here (at 32
+  concurrent requests aiohttp did ~8x its throughput); aiohttp itself costs the
+  gateway ~0.45 ms more per request at concurrency 1 than ``_h1`` (measured, see
+  the class).
 * :class:`SyncHTTPTransport` (httpx): the sync path (``Client``).
 
 Both take an :class:`~modelwire.codecs.EncodedRequest` and a base URL, send it
 with :class:`Timeouts` that apply per attempt, and return a :class:`Response`
 (whole body) or, for streams, a response whose body is read chunk by chunk.
-Both honour ``HTTPS_PROXY``/``NO_PROXY`` (httpx by itself; for aiohttp we
-resolve them once per origin, see :func:`env_proxy`), pool connections per origin, and build their SSL context
+Both honour ``HTTPS_PROXY``/``NO_PROXY`` (httpx by itself; the async one resolves
+them once per origin, see :func:`env_proxy`, and sends proxied origins through
+aiohttp), pool connections per origin, and build their SSL context
 once (one per call costs ~20 ms of handshake setup).
 
 HTTP library exceptions become modelwire errors at exactly one seam per
-library (:func:`_aiohttp_errors`, :func:`_httpx_errors`), chained ``from exc``:
+library (:func:`_h1_error`, :func:`_aiohttp_errors`, :func:`_httpx_errors`),
+chained ``from exc``:
 
 * connect failures and connect timeouts → :class:`~modelwire.ConnectError`
 * no byte within the read/stale timeout, or the total deadline passed →
@@ -35,9 +40,9 @@ import time
 import weakref
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from .errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError
+from .errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
 
 if TYPE_CHECKING:
     import asyncio
@@ -219,11 +224,15 @@ class _AiohttpStream:
 
 
 class AsyncHTTPTransport:
-    """aiohttp transport. One ``ClientSession`` per event loop, created on first use.
+    """The async transport: direct origins through :mod:`modelwire._h1` (HTTP/1.1 on
+    asyncio + httptools), origins behind an environment proxy through aiohttp.
 
-    aiohttp sessions are bound to the loop that made them, and a library
-    client may be used from ``asyncio.run`` after ``asyncio.run``; so sessions
-    are kept per loop (weakly: a finished loop frees its entry).
+    Why two: aiohttp costs ~0.45 ms more per request at concurrency 1 and about three
+    times the CPU (bench/gateway.py's floor columns), which is the gateway's whole
+    latency budget; but it knows proxies (CONNECT tunnels, proxy auth), so proxied
+    origins keep it. Connections and sessions belong to the event loop that made them,
+    and a library client may be used from ``asyncio.run`` after ``asyncio.run``; so
+    pools and sessions are kept per loop (weakly: a finished loop frees its entry).
     """
 
     def __init__(self, *, limit_per_host: int = 100, trust_env: bool = True) -> None:
@@ -231,10 +240,14 @@ class AsyncHTTPTransport:
         # module too and never needs asyncio (30-100 ms of imports measured here)
         import asyncio
 
+        from . import _h1
+
+        self._h1 = _h1
         self._running_loop = asyncio.get_running_loop
         self._limit_per_host = limit_per_host
         self._trust_env = trust_env
         self._proxies: dict[str, str | None] = {}  # origin -> proxy URL from the environment
+        self._origins: dict[str, tuple[Any, str]] = {}  # base URL -> (Origin, path prefix)
         # the environment's proxy variables, read once now as httpx.Client does (walking
         # the environment on the first request cost it ~0.3 ms measured here)
         self._env_proxies: dict[str, str] | None = None
@@ -242,14 +255,167 @@ class AsyncHTTPTransport:
             import urllib.request
 
             self._env_proxies = urllib.request.getproxies_environment()
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Any, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
             weakref.WeakKeyDictionary()
         )
-        # aiohttp and the CA certificates load now; a session needs a running loop
-        import aiohttp  # noqa: F401
+        _ssl_context()  # the CA certificates load now
 
-        _ssl_context()
+    # ------------------------------------------------------------- direct (h1)
+    def _origin(self, base_url: str) -> tuple[Any, str]:
+        found = self._origins.get(base_url)
+        if found is None:
+            from urllib.parse import urlsplit
 
+            parts = urlsplit(base_url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise TransportError(f"not an http(s) base URL: {redact(base_url)}")
+            found = (self._h1.Origin(parts.scheme, parts.hostname, parts.port), parts.path.rstrip("/"))
+            self._origins[base_url] = found
+        return found
+
+    def _pool(self, origin: Any) -> Any:
+        loop = self._running_loop()
+        pools = self._pools.get(loop)
+        if pools is None:
+            pools = self._pools[loop] = {}
+        pool = pools.get(origin.key)
+        if pool is None:
+            pool = pools[origin.key] = self._h1.H1Pool(loop, origin, self._limit_per_host, _ssl_context())
+        return pool
+
+    @staticmethod
+    def _message(request: EncodedRequest, origin: Any, prefix: str) -> bytes:
+        """Request line, headers and body as one buffer: one ``write``, one segment."""
+        headers = request.headers
+        body = request.body
+        given = {k.lower() for k in headers}
+        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\nhost: {origin.host_header}\r\n"]
+        lines += [f"{k}: {v}\r\n" for k, v in headers.items()]
+        extra = 3  # the request line, host, the blank line
+        if "user-agent" not in given:
+            lines.append(_USER_AGENT)
+            extra += 1
+        if "accept-encoding" not in given:
+            lines.append("accept-encoding: gzip, deflate\r\n")
+            extra += 1
+        if body or request.method in ("POST", "PUT", "PATCH"):
+            lines.append(f"content-length: {len(body)}\r\n")
+            extra += 1
+        lines.append("\r\n")
+        head = "".join(lines)
+        # a CR or LF inside a header name or value would smuggle a header or a request
+        if head.count("\n") != len(headers) + extra or head.count("\r") != len(headers) + extra:
+            raise TransportError("a request header name or value contains a line break")
+        return head.encode() + body
+
+    async def _exchange(self, request: EncodedRequest, base_url: str, wait: float, timeouts: Timeouts,
+                        where: str) -> tuple[Any, Any]:
+        """Send the request; return (pool, connection) once the response head is in."""
+        origin, prefix = self._origin(base_url)
+        pool = self._pool(origin)
+        data = self._message(request, origin, prefix)
+        h1 = self._h1
+        for attempt in (0, 1):
+            try:
+                conn, reused = await pool.acquire(timeouts.connect)
+            except TimeoutError as exc:
+                raise ConnectError(f"timed out connecting: {where}") from exc
+            except OSError as exc:  # refused, unreachable, DNS, TLS (ssl.SSLError is an OSError)
+                raise ConnectError(f"cannot connect: {where}: {exc}") from exc
+            conn.begin(data)
+            try:
+                await conn.head(wait)
+            except h1.H1Closed as exc:
+                pool.release(conn)
+                # a kept-alive connection the server had already dropped: the request
+                # was never read, so it goes once more on a new connection
+                if reused and not exc.any_bytes and attempt == 0:
+                    continue
+                raise _h1_error(exc, where) from exc
+            except BaseException as exc:
+                pool.release(conn)
+                err = _h1_error(exc, where)
+                if err is None:
+                    raise
+                raise err from exc
+            return pool, conn
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def send(self, request: EncodedRequest, base_url: str, timeouts: Timeouts) -> Response:
+        url = _join(base_url, request.path)
+        where = _where(request.method, url)
+        if self._trust_env and self._proxy(url) is not None:
+            return await self._aio_send(request, url, where, timeouts)
+        if timeouts.total is None:
+            return await self._send(request, base_url, timeouts, where)
+        import asyncio
+
+        try:
+            async with asyncio.timeout(timeouts.total):
+                return await self._send(request, base_url, timeouts, where)
+        except TimeoutError as exc:
+            raise ReadTimeoutError(f"the total deadline of {timeouts.total:g} s passed: {where}") from exc
+
+    async def _send(self, request: EncodedRequest, base_url: str, timeouts: Timeouts,
+                    where: str) -> Response:
+        pool, conn = await self._exchange(request, base_url, timeouts.read, timeouts, where)
+        try:
+            headers = conn.decoded_headers()
+            parts: list[bytes] = []
+            while chunk := await conn.next_chunk(timeouts.read):
+                parts.append(chunk)
+        except BaseException as exc:
+            pool.release(conn)
+            err = _h1_error(exc, where, started=True)
+            if err is None:
+                raise
+            raise err from exc
+        pool.release(conn)
+        return Response(conn.status, headers, parts[0] if len(parts) == 1 else b"".join(parts))
+
+    def stream(
+        self, request: EncodedRequest, base_url: str, timeouts: Timeouts
+    ) -> contextlib.AbstractAsyncContextManager[AsyncStreamResponse]:
+        url = _join(base_url, request.path)
+        where = _where(request.method, url)
+        if self._trust_env and self._proxy(url) is not None:
+            return self._aio_stream(request, url, where, timeouts)
+        return _H1Stream(self, request, base_url, timeouts, where)
+
+    def warm(self, request: EncodedRequest, base_url: str) -> None:
+        """Pay the per-origin first-use work now, offline (pools and connections still
+        wait for a running loop and the first request): the origin's proxy decision,
+        the base URL's parse, the request head's formatting, and the ``idna`` codec
+        lookup that resolving a host name makes (``getaddrinfo`` in a worker thread)."""
+        import codecs
+
+        codecs.lookup("idna")
+        url = _join(base_url, request.path)
+        if self._proxy(url) is not None:
+            import aiohttp  # noqa: F401  (proxied origins go through it)
+            import yarl
+
+            yarl.URL(url)
+            return
+        origin, prefix = self._origin(base_url)
+        self._message(request, origin, prefix)
+
+    async def aclose(self) -> None:
+        """Close this loop's connections and session (other, finished loops' are dropped)."""
+        try:
+            loop = self._running_loop()
+        except RuntimeError:
+            return
+        for pool in (self._pools.pop(loop, None) or {}).values():
+            pool.close()
+        session = self._sessions.pop(loop, None)
+        if session is not None and not session.closed:
+            await session.close()
+
+    # ------------------------------------------------------------ proxied (aiohttp)
     def _session(self) -> Any:
         loop = self._running_loop()
         session = self._sessions.get(loop)
@@ -276,21 +442,6 @@ class AsyncHTTPTransport:
             self._proxies[key] = env_proxy(key, self._env_proxies) if self._trust_env else None
         return self._proxies[key]
 
-    def warm(self, request: EncodedRequest, base_url: str) -> None:
-        """Pay the per-origin first-use work now, offline (sessions and connections
-        still wait for a running loop and the first request): the origin's proxy
-        decision, yarl's parse of the URL (it caches host encoding: ~0.1 ms on a first
-        request measured here), and the ``idna`` codec lookup that resolving a host
-        name makes (aiohttp resolves in a thread with ``socket.getaddrinfo``)."""
-        import codecs
-
-        import yarl
-
-        codecs.lookup("idna")
-        url = _join(base_url, request.path)
-        self._proxy(url)
-        yarl.URL(url)
-
     @staticmethod
     def _timeout(timeouts: Timeouts, gap: float) -> Any:
         import aiohttp
@@ -299,9 +450,8 @@ class AsyncHTTPTransport:
             total=timeouts.total, sock_connect=timeouts.connect, sock_read=gap
         )
 
-    async def send(self, request: EncodedRequest, base_url: str, timeouts: Timeouts) -> Response:
-        url = _join(base_url, request.path)
-        where = _where(request.method, url)
+    async def _aio_send(self, request: EncodedRequest, url: str, where: str,
+                        timeouts: Timeouts) -> Response:
         session = self._session()
         with _aiohttp_errors(where):
             resp = await session.request(
@@ -316,11 +466,9 @@ class AsyncHTTPTransport:
         return Response(resp.status, {k.lower(): v for k, v in resp.headers.items()}, body)
 
     @contextlib.asynccontextmanager
-    async def stream(
-        self, request: EncodedRequest, base_url: str, timeouts: Timeouts
+    async def _aio_stream(
+        self, request: EncodedRequest, url: str, where: str, timeouts: Timeouts
     ) -> AsyncIterator[_AiohttpStream]:
-        url = _join(base_url, request.path)
-        where = _where(request.method, url)
         session = self._session()
         with _aiohttp_errors(where):
             resp = await session.request(
@@ -335,15 +483,114 @@ class AsyncHTTPTransport:
             # a body read to EOF, aiohttp already released it and this is a no-op.
             resp.close()
 
-    async def aclose(self) -> None:
-        """Close this loop's session (sessions of other, finished loops are dropped)."""
-        try:
-            loop = self._running_loop()
-        except RuntimeError:
+
+def _user_agent() -> str:
+    from . import __version__
+
+    return f"user-agent: modelwire/{__version__}\r\n"
+
+
+_USER_AGENT = _user_agent()
+
+
+def _h1_error(exc: BaseException, where: str, started: bool = False) -> TransportError | None:
+    """The one seam where :mod:`modelwire._h1`'s failures become modelwire errors
+    (``None``: not a transport failure, e.g. a cancellation, to be re-raised as is)."""
+    from . import _h1
+
+    if isinstance(exc, _h1.H1Closed):
+        when = "mid-stream" if exc.started or started else "before the response"
+        return StreamInterruptedError(f"connection closed {when}: {where}")
+    if isinstance(exc, TimeoutError):
+        return ReadTimeoutError(f"no data within the read timeout: {where}")
+    if isinstance(exc, _h1.H1Error):
+        return TransportError(f"{exc}: {where}")
+    if isinstance(exc, OSError):
+        when = "mid-stream" if started else "before the response"
+        return StreamInterruptedError(f"connection lost {when}: {where}: {exc}")
+    if isinstance(exc, TransportError):
+        return exc
+    return None
+
+
+class _H1Stream:
+    """``async with transport.stream(...) as resp``: the response head on entry, its body
+    chunk by chunk, the connection back to the pool on exit (closed if the body was not
+    read to its end: a stream cut short never goes back)."""
+
+    __slots__ = ("_conn", "_deadline", "_pool", "_request", "_transport", "_where",
+                 "base_url", "headers", "status", "timeouts")
+
+    def __init__(self, transport: AsyncHTTPTransport, request: EncodedRequest, base_url: str,
+                 timeouts: Timeouts, where: str) -> None:
+        self._transport = transport
+        self._request = request
+        self.base_url = base_url
+        self.timeouts = timeouts
+        self._where = where
+        self._conn: Any = None
+        self._pool: Any = None
+        self._deadline: float | None = None
+        self.status = 0
+        self.headers: dict[str, str] = {}
+
+    async def __aenter__(self) -> Self:
+        timeouts = self.timeouts
+        gap = timeouts.stream_gap
+        if timeouts.total is not None:
+            self._deadline = self._transport._running_loop().time() + timeouts.total
+            gap = min(gap, timeouts.total)
+        self._pool, self._conn = await self._transport._exchange(
+            self._request, self.base_url, gap, timeouts, self._where)
+        self.status = self._conn.status
+        self.headers = self._conn.decoded_headers()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            self._pool.release(conn)
+
+    def _gap(self) -> float:
+        gap = self.timeouts.stream_gap
+        if self._deadline is None:
+            return gap
+        left = self._deadline - self._transport._running_loop().time()
+        if left <= 0:
+            raise ReadTimeoutError(f"the total deadline of {self.timeouts.total:g} s passed: {self._where}")
+        return min(gap, left)
+
+    async def read(self) -> bytes:
+        parts = [chunk async for chunk in self.aiter_chunks()]
+        return b"".join(parts)
+
+    async def aiter_chunks(self) -> AsyncIterator[bytes]:
+        conn = self._conn
+        if conn is None:
             return
-        session = self._sessions.pop(loop, None)
-        if session is not None and not session.closed:
-            await session.close()
+        while True:
+            try:
+                chunk = await conn.next_chunk(self._gap())
+            except BaseException as exc:
+                conn.close()
+                err = _h1_error(exc, self._where, started=True)
+                if err is None:
+                    raise
+                if isinstance(exc, TimeoutError) and self._deadline is not None and (
+                        self._transport._running_loop().time() >= self._deadline):
+                    err = ReadTimeoutError(
+                        f"the total deadline of {self.timeouts.total:g} s passed: {self._where}")
+                if err is exc:
+                    raise
+                raise err from exc
+            if not chunk:
+                return
+            yield chunk
+
+    def close(self) -> None:
+        """Drop the connection now (a stream cut short is never returned to the pool)."""
+        if self._conn is not None:
+            self._conn.close()
 
 
 # ------------------------------------------------------------------------- httpx
