@@ -33,6 +33,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
 
     from ..config import load_config
     from ..gateway.auth import GatewayKeys, is_loopback
+    from ..gateway.h1server import GatewayHTTP
 
     config = load_config(config_path)
     gw = getattr(config, "gateway", None)
@@ -54,6 +55,9 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         # the gateway never reads the client address (its access log has none), so
         # uvicorn's X-Forwarded-* rewriting is per-request work for nothing
         "proxy_headers": False,
+        # the gateway's own HTTP/1.1 protocol: a response's head and body in one write
+        # (uvicorn writes them apart), see modelwire/gateway/h1server.py
+        "http": GatewayHTTP,
     }
     click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:

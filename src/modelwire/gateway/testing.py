@@ -25,13 +25,15 @@ class RunningGateway:
         import uvicorn
 
         from . import create_app
+        from .h1server import GatewayHTTP
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.app = create_app(self.config, environ=self.environ)
         cfg = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                             access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+                             access_log=False, lifespan="on", timeout_graceful_shutdown=2,
+                             http=GatewayHTTP)
         self._server = uvicorn.Server(cfg)
         self._thread = threading.Thread(target=self._server.run, name="modelwire-gateway", daemon=True)
         self._thread.start()

@@ -1,0 +1,421 @@
+"""The gateway's HTTP/1.1 protocol for uvicorn: httptools parsing, ASGI 3 to the app.
+
+uvicorn runs the server (sockets, workers, signals, lifespan, graceful shutdown, the
+``date`` header); this class replaces only its per-connection protocol
+(``uvicorn.Config(http=GatewayHTTP)``, a documented option) because of what
+bench/gateway.py measured at concurrency 1:
+
+* uvicorn writes a response's head at ``http.response.start`` and its body at the
+  first ``http.response.body``: two ``write`` calls (on loopback each one runs the
+  receiver's TCP path, ~50 us here) and two wake-ups of the client for one JSON
+  answer. Here the head waits for the first body and both leave in one write; a
+  body that is complete at once gets a ``content-length`` instead of chunks.
+* per request uvicorn builds an ``asyncio.Event`` (pure Python), a keep-alive timer,
+  and checks every response header against a regex; the gateway's replies are
+  built by the gateway itself.
+
+What it keeps from uvicorn's behaviour: keep-alive with the configured timeout,
+pipelined requests answered in order, ``Expect: 100-continue``, read back-pressure
+(reading pauses while more than 64 KiB of body waits for the app), write
+back-pressure (``send`` waits while the socket's buffer is full), ``http.disconnect``
+once the client is gone, 400 for bytes that are not HTTP/1.1, a 500 when the app
+fails before answering, ``limit_concurrency``'s 503, graceful shutdown. What it does
+not do: WebSocket or h2c upgrades (never asked of the gateway; served as plain
+HTTP/1.1), uvicorn's access log (the gateway writes its own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Any
+from urllib.parse import unquote
+
+import httptools
+
+__all__ = ["GatewayHTTP"]
+
+log = logging.getLogger("uvicorn.error")
+
+_HIGH = 64 * 1024  # unread request body above which reading pauses
+_REASONS = {
+    200: b"OK", 201: b"Created", 204: b"No Content", 304: b"Not Modified", 400: b"Bad Request",
+    401: b"Unauthorized", 403: b"Forbidden", 404: b"Not Found", 405: b"Method Not Allowed",
+    408: b"Request Timeout", 409: b"Conflict", 413: b"Content Too Large", 415: b"Unsupported Media Type",
+    422: b"Unprocessable Content", 429: b"Too Many Requests", 500: b"Internal Server Error",
+    502: b"Bad Gateway", 503: b"Service Unavailable", 504: b"Gateway Timeout",
+}
+_STATUS = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason) for code, reason in _REASONS.items()}
+_ASGI = {"version": "3.0", "spec_version": "2.3"}
+
+
+def _status_line(code: int) -> bytes:
+    line = _STATUS.get(code)
+    return line if line is not None else b"HTTP/1.1 %d \r\n" % code
+
+
+def _plain(code: int, text: str, default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    body = text.encode()
+    head = b"".join(b"%s: %s\r\n" % kv for kv in default_headers)
+    return (_status_line(code) + head + b"content-type: text/plain; charset=utf-8\r\n"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+
+
+class _Cycle:
+    """One request and its response."""
+
+    __slots__ = (
+        "body", "chunked", "complete", "continue_", "disconnected", "head", "head_only",
+        "keep_alive", "last_sent", "more_body", "proto", "scope", "size", "started", "waiter",
+    )
+
+    def __init__(self, proto: GatewayHTTP, scope: dict[str, Any], keep_alive: bool, continue_: bool) -> None:
+        self.proto = proto
+        self.scope = scope
+        self.keep_alive = keep_alive
+        self.continue_ = continue_  # Expect: 100-continue not yet answered
+        self.head_only = scope["method"] == "HEAD"
+        self.body: list[bytes] = []
+        self.size = 0
+        self.more_body = True
+        self.last_sent = False  # the last http.request message went to the app
+        self.disconnected = False
+        self.started = False  # http.response.start seen
+        self.head: bytes | None = None  # the response head, until the first body goes with it
+        self.chunked: bool | None = False  # None: decided by the first body message
+        self.complete = False
+        self.waiter: asyncio.Future[None] | None = None
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None:
+            self.waiter = None
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def receive(self) -> dict[str, Any]:
+        if self.continue_:
+            self.continue_ = False
+            if not self.disconnected and not self.started:
+                self.proto.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        while True:
+            if self.disconnected:
+                return {"type": "http.disconnect"}
+            if self.body or (not self.more_body and not self.last_sent):
+                body = self.body[0] if len(self.body) == 1 else b"".join(self.body)
+                self.body = []
+                self.size = 0
+                more = self.more_body
+                self.last_sent = not more
+                self.proto.resume_reading()
+                return {"type": "http.request", "body": body, "more_body": more}
+            if self.last_sent and self.complete:
+                return {"type": "http.disconnect"}  # the response is over: nothing more comes
+            self.waiter = self.proto.loop.create_future()
+            await self.waiter
+
+    async def send(self, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        proto = self.proto
+        if kind == "http.response.body":
+            if not self.started or self.complete:
+                raise RuntimeError("http.response.body sent before http.response.start or after the end")
+            body = message.get("body", b"")
+            more = message.get("more_body", False)
+            head = self.head
+            if head is not None:
+                self.head = None
+                if self.chunked is None:  # no length from the app: decide now
+                    if more:
+                        self.chunked = True
+                        head += b"transfer-encoding: chunked\r\n"
+                    else:
+                        self.chunked = False
+                        head += b"content-length: %d\r\n" % len(body)
+                head += b"\r\n"
+            else:
+                head = b""
+            if self.head_only:
+                body = b""
+            elif self.chunked and body:
+                body = b"%x\r\n%s\r\n" % (len(body), body)
+            if not more:
+                if self.chunked and not self.head_only:
+                    body += b"0\r\n\r\n"
+                self.complete = True
+            if not self.disconnected and (head or body):
+                proto.transport.write(head + body if head else body)
+            if not more:
+                proto.response_done(self)
+            elif proto.write_paused and not self.disconnected:
+                await proto.drain()
+            return
+        if kind == "http.response.start":
+            if self.started:
+                raise RuntimeError("http.response.start sent twice")
+            self.started = True
+            status = message["status"]
+            parts = [_status_line(status)]
+            parts += [b"%s: %s\r\n" % kv for kv in proto.state.default_headers]
+            length = None
+            for name, value in message.get("headers", ()):
+                low = name.lower()
+                if low == b"content-length":
+                    length = value
+                    continue
+                if low == b"transfer-encoding":
+                    continue  # framing is ours
+                elif low == b"connection" and value.lower() == b"close":
+                    self.keep_alive = False
+                    continue
+                parts.append(b"%s: %s\r\n" % (name, value))
+            if status < 200 or status in (204, 304):
+                self.chunked = False
+            elif length is not None:
+                parts.append(b"content-length: %s\r\n" % length)
+                self.chunked = False
+            else:
+                self.chunked = None
+            if not self.keep_alive or proto.closing:
+                self.keep_alive = False
+                parts.append(b"connection: close\r\n")
+            self.head = b"".join(parts)
+            return
+        raise RuntimeError(f"unexpected ASGI message {kind!r}")
+
+
+class GatewayHTTP(asyncio.Protocol):
+    """One client connection (uvicorn calls it with its config and server state)."""
+
+    def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any],
+                 _loop: asyncio.AbstractEventLoop | None = None) -> None:
+        if not config.loaded:
+            config.load()
+        self.app = config.loaded_app
+        self.loop = _loop or asyncio.get_event_loop()
+        self.state = server_state
+        self.app_state = app_state
+        self.root_path: str = config.root_path
+        self.keep_alive_s: float = config.timeout_keep_alive
+        self.limit: int | None = config.limit_concurrency
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport: Any = None
+        self.server: Any = None
+        self.client: Any = None
+        self.scheme = "http"
+        self.cycle: _Cycle | None = None  # the request being answered
+        self.waiting: deque[_Cycle] = deque()  # pipelined requests, in order
+        self.timer: Any = None  # keep-alive
+        self.read_paused = False
+        self.write_paused = False
+        self.drained: asyncio.Future[None] | None = None
+        self.closing = False
+        self.url = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.expect_continue = False
+        self.parsing: _Cycle | None = None  # the request whose bytes are arriving
+
+    # ----------------------------------------------------------- connection
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        self.state.connections.add(self)
+        self.transport = transport
+        self.server = _addr(transport.get_extra_info("sockname"))
+        self.client = _addr(transport.get_extra_info("peername"))
+        if transport.get_extra_info("sslcontext") is not None:
+            self.scheme = "https"
+        self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.state.connections.discard(self)
+        self.closing = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        for cycle in (self.cycle, self.parsing, *self.waiting):
+            if cycle is not None and not cycle.complete:
+                cycle.disconnected = True
+                cycle.wake()
+        self.resume_writing()
+
+    def eof_received(self) -> None:
+        return None  # close once the current response is written (connection_lost follows)
+
+    def data_received(self, data: bytes) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            pass  # an Upgrade the gateway does not do (h2c, websocket): plain HTTP/1.1 it is
+        except httptools.HttpParserError:
+            self._reject(400, "Invalid HTTP request received.")
+
+    def _reject(self, code: int, text: str) -> None:
+        if self.cycle is None or not self.cycle.started:
+            self.transport.write(_plain(code, text, self.state.default_headers))
+        self.closing = True
+        self.transport.close()
+
+    def _idle_timeout(self) -> None:
+        self.timer = None
+        if self.cycle is None and not self.transport.is_closing():
+            self.transport.close()
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown: idle connections close now, busy ones after
+        their response (which then says ``connection: close``)."""
+        self.closing = True
+        if self.cycle is None:
+            self.transport.close()
+        else:
+            self.cycle.keep_alive = False
+
+    # ---------------------------------------------------------------- flow
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        drained, self.drained = self.drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
+
+    async def drain(self) -> None:
+        if self.drained is None:
+            self.drained = self.loop.create_future()
+        await self.drained
+
+    def resume_reading(self) -> None:
+        if self.read_paused and not self.waiting:
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    # ------------------------------------------------------------- httptools
+    def on_message_begin(self) -> None:
+        self.url = b""
+        self.headers = []
+        self.expect_continue = False
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self.expect_continue = True
+        self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        parser = self.parser
+        url = self.url
+        if url[:1] == b"/":
+            raw_path, _, query = url.partition(b"?")
+        else:  # absolute form (a proxy-style request line)
+            parsed = httptools.parse_url(url)
+            raw_path, query = parsed.path or b"/", parsed.query or b""
+        path = raw_path.decode("latin-1")
+        if "%" in path:
+            path = unquote(path)
+        version = parser.get_http_version()
+        scope = {
+            "type": "http", "asgi": _ASGI, "http_version": version, "server": self.server,
+            "client": self.client, "scheme": self.scheme, "method": parser.get_method().decode("ascii"),
+            "root_path": self.root_path, "path": self.root_path + path,
+            "raw_path": self.root_path.encode() + raw_path, "query_string": query,
+            "headers": self.headers, "state": self.app_state.copy(),
+        }
+        keep_alive = version != "1.0" and parser.should_keep_alive() and not self.closing
+        cycle = self.parsing = _Cycle(self, scope, keep_alive, self.expect_continue)
+        if self.cycle is None:
+            self._start(cycle)
+        else:  # pipelined: answered after the ones before it
+            self.waiting.append(cycle)
+            if not self.read_paused:
+                self.read_paused = True
+                self.transport.pause_reading()
+
+    def on_body(self, body: bytes) -> None:
+        cycle = self.parsing
+        if cycle is None or cycle.complete or cycle.disconnected:
+            return
+        cycle.body.append(body)
+        cycle.size += len(body)
+        if cycle.size > _HIGH and not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+        cycle.wake()
+
+    def on_message_complete(self) -> None:
+        cycle, self.parsing = self.parsing, None
+        if cycle is not None:
+            cycle.more_body = False
+            cycle.wake()
+
+    # ------------------------------------------------------------- the app
+    def _start(self, cycle: _Cycle) -> None:
+        self.cycle = cycle
+        if self.limit is not None and (len(self.state.connections) > self.limit or len(self.state.tasks) >= self.limit):
+            task = self.loop.create_task(self._unavailable(cycle))
+        else:
+            task = self.loop.create_task(self._run(cycle))
+        self.state.tasks.add(task)
+        task.add_done_callback(self.state.tasks.discard)
+
+    async def _unavailable(self, cycle: _Cycle) -> None:
+        log.warning("Exceeded concurrency limit.")
+        await cycle.send({"type": "http.response.start", "status": 503,
+                          "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+        await cycle.send({"type": "http.response.body", "body": b"Service Unavailable"})
+
+    async def _run(self, cycle: _Cycle) -> None:
+        try:
+            await self.app(cycle.scope, cycle.receive, cycle.send)
+        except BaseException as exc:
+            if not isinstance(exc, asyncio.CancelledError):
+                log.error("Exception in ASGI application", exc_info=exc)
+            self._failed(cycle)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        if not cycle.complete:
+            if cycle.started:
+                log.error("ASGI callable returned without completing response.")
+            self._failed(cycle)
+
+    def _failed(self, cycle: _Cycle) -> None:
+        if cycle.complete:
+            return
+        if not cycle.started and not cycle.disconnected:
+            self.transport.write(_plain(500, "Internal Server Error", self.state.default_headers))
+        cycle.complete = True
+        cycle.keep_alive = False
+        self.response_done(cycle)
+
+    def response_done(self, cycle: _Cycle) -> None:
+        self.state.total_requests += 1
+        cycle.wake()  # a receive() waiting for the end returns http.disconnect
+        if self.cycle is cycle:
+            self.cycle = None
+        # an answer given before the whole request body arrived (a 413) keeps the
+        # connection: llhttp knows where that body ends and the rest is dropped unread
+        if not cycle.keep_alive:
+            self.closing = True
+            self.transport.close()
+            return
+        if self.transport.is_closing():
+            return
+        if self.waiting:
+            self._start(self.waiting.popleft())
+            if not self.waiting:
+                self.resume_reading()
+            return
+        self.resume_reading()
+        self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+
+
+def _addr(info: Any) -> tuple[str, int] | None:
+    if isinstance(info, tuple) and len(info) >= 2:
+        return str(info[0]), int(info[1])
+    return None
