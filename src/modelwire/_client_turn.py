@@ -95,8 +95,8 @@ class Turn:
     def _timeouts(self, ep: Endpoint, body_size: int) -> Timeouts:
         t = self.settings.timeouts
         if not self.settings.explicit_timeouts:
-            if ep.profile.local:
-                t = dataclasses.replace(t, stale=None)  # local servers may think for ages
+            if ep.profile.local:  # local servers may think for ages
+                t = Timeouts(connect=t.connect, read=t.read, stale=None, total=t.total)
             elif t.stale is not None:
                 # reasoning models and very long prompts go quiet for minutes before
                 # the first token (hermes: >=240 s above 50k tokens, 300 s above 100k)

@@ -75,11 +75,13 @@ def test_two_workers_serve_and_share_one_seal_secret(emulator_clean, tmp_path):
     cfg = tmp_path / "modelwire.yaml"
     cfg.write_text(f"models:\n  m: {{provider: emulator, model: w-model, base_url: \"{emulator_clean.openai_base_url()}\"}}\n")
     proc, base = _serve("--config", str(cfg), "--workers", "2")
+    ids = []
     try:
         for _ in range(4):
-            r = httpx.post(base + "/v1/chat/completions", timeout=30,
+            r = httpx.post(base + "/v1/chat/completions", timeout=30, headers={"authorization": "Bearer sk-client-secret"},
                            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
             assert r.status_code == 200, r.text
+            ids.append(r.headers["x-request-id"])
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -87,6 +89,13 @@ def test_two_workers_serve_and_share_one_seal_secret(emulator_clean, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    # every worker writes the access log: one line per request, with its id, no secrets
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    lines = [line for line in out.splitlines() if " access " in line]
+    for rid in ids:
+        line = next(line for line in lines if rid in line)
+        assert "chat_completions model=m upstream=emulator/w-model status=200" in line, line
+    assert "sk-client-secret" not in out and '"hi"' not in out
 
 
 def test_serve_refuses_a_public_host_without_gateway_keys(tmp_path):

@@ -58,6 +58,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         # the gateway's own HTTP/1.1 protocol: a response's head and body in one write
         # (uvicorn writes them apart), see modelwire/gateway/h1server.py
         "http": GatewayHTTP,
+        "log_config": _log_config(bool(getattr(gw, "access_log", True))),
     }
     click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
@@ -69,3 +70,21 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
 
         uvicorn.run(create_app(config), **options)
     return 0
+
+
+def _log_config(access: bool) -> dict[str, Any]:
+    """uvicorn's logging setup plus the gateway's access log on stderr (uvicorn applies
+    it in every worker process; a logger with no handler would drop every line)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    if access:
+        config["formatters"]["modelwire_access"] = {
+            "format": "%(asctime)s.%(msecs)03d access %(message)s", "datefmt": "%Y-%m-%dT%H:%M:%S"}
+        config["handlers"]["modelwire_access"] = {
+            "class": "logging.StreamHandler", "formatter": "modelwire_access", "stream": "ext://sys.stderr"}
+        config["loggers"]["modelwire.gateway.access"] = {
+            "handlers": ["modelwire_access"], "level": "INFO", "propagate": False}
+    return config

@@ -43,13 +43,22 @@ class _Ctx:
     lane_tries: int = 0  # lane attempts that failed over to the translating path
 
     def log(self) -> None:
-        if not self.enabled:
+        """The access-log line, written after the answer: handlers call this just before
+        their reply is sent, which happens without yielding to the loop, so the line
+        (formatting and a write to stderr) waits for the next loop turn, off the
+        request's path."""
+        if not self.enabled or not access_log.isEnabledFor(logging.INFO):
             return
-        access_log.info(
-            "%s %s model=%s upstream=%s status=%d latency_ms=%.1f tokens=%d",
-            self.request_id, self.door, self.model, self.upstream, self.status,
-            (time.perf_counter() - self.started) * 1000, self.tokens,
-        )
+        args = (self.request_id, self.door, self.model, self.upstream, self.status,
+                (time.perf_counter() - self.started) * 1000, self.tokens)
+        try:
+            asyncio.get_running_loop().call_soon(_access_line, args)
+        except RuntimeError:  # no running loop (shutting down): now, then
+            _access_line(args)
+
+
+def _access_line(args: tuple[Any, ...]) -> None:
+    access_log.info("%s %s model=%s upstream=%s status=%d latency_ms=%.1f tokens=%d", *args)
 
 
 def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
