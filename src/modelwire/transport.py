@@ -653,6 +653,66 @@ class _HttpxStream:
         self._resp.close()
 
 
+def _loopback_backend_class() -> Any:
+    import httpcore
+
+    class LoopbackBackend(httpcore.SyncBackend):
+        """A network backend for the offline dry run: every "connection" goes to a
+        listener of this process on 127.0.0.1, and the canned answer is written on the
+        accepted side before the request is sent, so one thread suffices. The real
+        first request then finds the socket path warm: ``socket.create_connection``,
+        httpcore's stream reads and writes, timeouts set on a socket. Where binding a
+        loopback socket is not allowed, the answer comes from memory instead."""
+
+        def __init__(self, wire: bytes) -> None:
+            self._wire = wire
+            self._held: list[Any] = []
+
+        def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                        local_address: str | None = None, socket_options: Any = None) -> Any:
+            import socket
+
+            try:
+                with socket.socket() as listener:
+                    listener.bind(("127.0.0.1", 0))
+                    listener.listen(1)
+                    stream = super().connect_tcp("127.0.0.1", listener.getsockname()[1], timeout,
+                                                 local_address, socket_options)
+                    listener.settimeout(timeout)
+                    server, _ = listener.accept()  # loopback: connect() completed the handshake
+            except OSError:
+                return httpcore.MockBackend([self._wire]).connect_tcp(host, port)
+            self._held.append(server)  # closed after the exchange (unread bytes would reset it)
+            server.sendall(self._wire)
+            return stream
+
+        def prime(self) -> bool:
+            """The answer for the next request on the kept-alive connection (False: the
+            connection is a memory one, which answers once)."""
+            if not self._held:
+                return False
+            self._held[-1].sendall(self._wire)
+            return True
+
+        def close(self) -> None:
+            for server in self._held:
+                server.close()
+            self._held.clear()
+
+    return LoopbackBackend
+
+
+def _loopback_backend(wire: bytes) -> Any:
+    """A LoopbackBackend (the class is made on first use: httpcore loads lazily)."""
+    global _LOOPBACK
+    if _LOOPBACK is None:
+        _LOOPBACK = _loopback_backend_class()
+    return _LOOPBACK(wire)
+
+
+_LOOPBACK: Any = None
+
+
 class SyncHTTPTransport:
     """httpx transport for the sync ``Client``; one ``httpx.Client`` (its pool) per transport."""
 
@@ -673,18 +733,22 @@ class SyncHTTPTransport:
         return self._client
 
     def warm(self, request: EncodedRequest, base_url: str, timeouts: Timeouts,
-             answer: bytes) -> bytes:
-        """Send ``request`` once through httpx, httpcore and h11 over an in-memory
-        network answered with ``answer`` (a JSON body); return the body received.
+             answer: bytes, passes: int = 1) -> bytes:
+        """Send ``request`` ``passes`` times through httpx, httpcore and h11 to a
+        listener of this process on 127.0.0.1 that answers with ``answer`` (a JSON
+        body), on one kept-alive connection; return the body received.
 
-        No socket is opened: the first real request still connects. What this pays
-        in advance is the stack's first-use work, ~0.3-0.5 ms of the first request
-        measured here: httpx's URL and cookie handling (``urlsplit`` caches the URL),
-        h11's first exchange (it builds ``typing.Union`` casts at run time, cached
-        after the first), httpcore's lazily built exception table, logger level
-        caches, and the ``idna`` codec lookup ``socket.getaddrinfo`` makes for the
-        host name. Only public APIs: a throwaway ``httpx.Client`` whose transport
-        hands the request to an ``httpcore.ConnectionPool`` on a ``MockBackend``.
+        The upstream is never contacted: the first real request still connects. What
+        this pays in advance is the stack's first-use work: the socket path
+        (``socket.create_connection``, reads and writes with timeouts), httpx's URL
+        and cookie handling (``urlsplit`` caches the URL), h11's first exchange (it
+        builds ``typing.Union`` casts at run time), httpcore's lazily built exception
+        table, logger level caches, the ``idna`` codec lookup ``socket.getaddrinfo``
+        makes for host names, and with ``passes`` > 1 CPython's specialization of the
+        bytecode on the path (see :func:`modelwire.client._dry_run`). Only public APIs:
+        a throwaway ``httpx.Client`` whose transport hands the request to an
+        ``httpcore.ConnectionPool`` on a ``SyncBackend`` subclass; where binding a
+        loopback socket is not allowed, one pass answered from memory.
         """
         import codecs
 
@@ -694,20 +758,29 @@ class SyncHTTPTransport:
         codecs.lookup("idna")  # socket.getaddrinfo encodes host names with it
         wire = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
                 + str(len(answer)).encode() + b"\r\n\r\n" + answer)
+        backend = _loopback_backend(wire)
+        pool = httpcore.ConnectionPool(network_backend=backend)
 
         def offline(req: Any) -> Any:
-            with httpcore.ConnectionPool(network_backend=httpcore.MockBackend([wire])) as pool:
-                got = pool.request(req.method, str(req.url), headers=req.headers.raw,
-                                   content=req.content)
+            got = pool.request(req.method, str(req.url), headers=req.headers.raw, content=req.content)
             return httpx.Response(got.status, headers=got.headers, content=got.content)
 
         url = _join(base_url, request.path)
-        with httpx.Client(transport=httpx.MockTransport(offline), trust_env=False) as dry, \
-                _httpx_errors(_where(request.method, url)):
-            resp = dry.request(request.method, self._url(url), content=request.body,
-                               headers=request.headers,
-                               timeout=self._timeout(timeouts, timeouts.read))
-            return Response(resp.status_code, dict(resp.headers.items()), resp.content).body
+        body = b""
+        try:
+            with httpx.Client(transport=httpx.MockTransport(offline), trust_env=False) as dry, \
+                    _httpx_errors(_where(request.method, url)):
+                for n in range(max(1, passes)):
+                    if n and not backend.prime():
+                        break  # answered from memory: one pass only
+                    resp = dry.request(request.method, self._url(url), content=request.body,
+                                       headers=request.headers,
+                                       timeout=self._timeout(timeouts, timeouts.read))
+                    body = Response(resp.status_code, dict(resp.headers.items()), resp.content).body
+            return body
+        finally:
+            pool.close()
+            backend.close()
 
     def _url(self, url: str) -> Any:
         """The parsed ``httpx.URL`` for ``url``, kept: given a string, httpx parses it

@@ -141,3 +141,31 @@ async def test_async_connections_are_reused(wire):
     await transport.aclose()
     assert len(wire.requests()) == 3
     assert len({r["client_port"] for r in wire.requests()}) == 1
+
+
+def test_the_dry_run_goes_through_a_real_loopback_socket_or_memory_when_none_is_allowed(monkeypatch):
+    # Client construction sends one request through the HTTP stack offline: to a listener of
+    # its own on 127.0.0.1 (so the socket path is warm), or from memory where binding fails
+    import socket
+
+    transport = SyncHTTPTransport()
+    answer = b'{"ok": 1}'
+    opened = []
+    real = socket.socket
+
+    class Watching(real):
+        def bind(self, address):
+            opened.append(address)
+            return super().bind(address)
+
+    monkeypatch.setattr(socket, "socket", Watching)
+    assert transport.warm(_request(), UPSTREAM, Timeouts(), answer) == answer
+    assert opened and opened[0][0] == "127.0.0.1"  # never the upstream (llm.example.invalid)
+
+    class Refusing(real):
+        def bind(self, address):
+            raise PermissionError("binding is not allowed here")
+
+    monkeypatch.setattr(socket, "socket", Refusing)
+    assert transport.warm(_request(), UPSTREAM, Timeouts(), answer) == answer
+    transport.close()
