@@ -8,8 +8,9 @@ Processes (each its own; every one is killed at the end, ports are free ones):
   server (``--upstream fast``, the default: it streams ``--stream-chunks`` chunks per
   answer and is not what bounds the result), or modelwire's emulator
   (``--upstream emulator``: a full Python app, about 1,500 requests/s);
-* the floor: ``bench/_floor.py``, a bare uvicorn + aiohttp proxy that forwards bytes and
-  does nothing else: what any gateway on this stack adds at least (``--no-floor`` skips);
+* the floors (``--no-floor`` skips both): ``bench/_floor.py``, a bare uvicorn + aiohttp
+  proxy that forwards bytes and does nothing else, and ``bench/_rawfloor.py``, the same
+  job on raw asyncio + httptools (no ASGI, no framework): what a Python hop adds at least;
 * ``modelwire serve`` (1 worker) with ``models: {emu: {provider: emulator, ...}}``;
 * LiteLLM's proxy (``litellm --config ...``, 1 worker, no database) when a ``litellm``
   command with its proxy extra is found (``--litellm PATH``; see bench/README.md);
@@ -310,6 +311,13 @@ def start_floor(b: Bench, upstream: int) -> Proc | None:
                    "/health", "server")
 
 
+def start_raw_floor(b: Bench, upstream: int) -> Proc | None:
+    port = free_port()
+    script = str(Path(__file__).resolve().parent / "_rawfloor.py")
+    return b.start("raw-floor", [sys.executable, script, str(port), f"http://127.0.0.1:{upstream}"], port,
+                   "/health", "server")
+
+
 def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: str = "modelwire") -> Proc | None:
     """``modelwire serve`` (1 worker). ``python``: another interpreter to run it with (this
     checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools."""
@@ -506,8 +514,14 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
             r = paired[False]
             f50 = (pct(r["floor"]["total"], 50) - pct(r["direct"]["total"], 50)) * 1e3
             f99 = (pct(r["floor"]["total"], 99) - pct(r["direct"]["total"], 99)) * 1e3
-            note50 = f"; the bare uvicorn+aiohttp floor adds +{f50:.2f}, so {a50 - f50:+.2f} is modelwire's"
+            note50 = f"; the bare uvicorn+aiohttp floor adds +{f50:.2f}"
             note99 = f"; the floor adds +{f99:.2f}"
+        if "raw-floor" in paired[False]:
+            r = paired[False]
+            g50 = (pct(r["raw-floor"]["total"], 50) - pct(r["direct"]["total"], 50)) * 1e3
+            g99 = (pct(r["raw-floor"]["total"], 99) - pct(r["direct"]["total"], 99)) * 1e3
+            note50 += f", the raw asyncio+httptools hop +{g50:.2f}"
+            note99 += f", the raw hop +{g99:.2f}"
         lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5,
                                f"+{a50:.2f} ms{note50}"))
         lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5,
@@ -599,7 +613,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream-chunks", type=int, default=200,
                     help="chunks per streamed answer (sent as max_tokens; the fast upstream obeys it)")
     ap.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
-                    help="also measure a bare uvicorn + aiohttp proxy (bench/_floor.py)")
+                    help="also measure a bare uvicorn + aiohttp proxy (bench/_floor.py) and a raw "
+                         "asyncio + httptools one (bench/_rawfloor.py)")
     args = ap.parse_args(argv)
     global MAX_TOKENS
     MAX_TOKENS = max(1, args.stream_chunks)
@@ -630,6 +645,9 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     floor = start_floor(b, emu.port) if args.floor else None
     if floor is not None:
         targets.append(("floor", f"http://127.0.0.1:{floor.port}/v1/chat/completions", "emulator-1", floor))
+    raw = start_raw_floor(b, emu.port) if args.floor else None
+    if raw is not None:
+        targets.append(("raw-floor", f"http://127.0.0.1:{raw.port}/v1/chat/completions", "emulator-1", raw))
     gw = None if args.no_modelwire else start_modelwire(b, emu.port)
     if gw is not None:
         gw_url = f"http://127.0.0.1:{gw.port}/v1/chat/completions"
