@@ -463,13 +463,18 @@ def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
     return dict(zip([t[0] for t in targets], json.loads(out.stdout)))
 
 
+def direct_for(res: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
+    """The direct run a target was paired with (its own with ``--interleave pairs``)."""
+    return res.get(f"direct (with {name})") or res["direct"]
+
+
 def paired_rows(res: dict[str, dict[str, Any]], stream: bool) -> list[list[Any]]:
-    d = res.get("direct")
     rows = []
     for name, r in res.items():
+        d = None if name.startswith("direct") else direct_for(res, name)
         vals = [pct(r[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
         dv = ([pct(d[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
-              if d is not None and name != "direct" else [float("nan")] * 4)
+              if d is not None else [float("nan")] * 4)
         rows.append([f"{name} {'stream' if stream else 'json'}", len(r["total"]), *vals,
                      *[v - w for v, w in zip(vals, dv)], r["errors"]])
     return rows
@@ -502,24 +507,20 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
     def get(target: str, conc: int, stream: bool) -> Cell | None:
         return next((c for c in cells if (c.target, c.conc, c.stream) == (target, conc, stream)), None)
 
-    def added(stream: bool, key: str, p: float) -> float:
+    def added(stream: bool, key: str, p: float, name: str = target) -> float:
         r = paired.get(stream, {})
-        return (pct(r[target][key], p) - pct(r["direct"][key], p)) * 1e3
+        return (pct(r[name][key], p) - pct(direct_for(r, name)[key], p)) * 1e3
 
     lines: list[str] = []
     if target in paired.get(False, {}):
         a50, a99 = added(False, "total", 50), added(False, "total", 99)
         note50 = note99 = ""
         if "floor" in paired[False]:
-            r = paired[False]
-            f50 = (pct(r["floor"]["total"], 50) - pct(r["direct"]["total"], 50)) * 1e3
-            f99 = (pct(r["floor"]["total"], 99) - pct(r["direct"]["total"], 99)) * 1e3
+            f50, f99 = added(False, "total", 50, "floor"), added(False, "total", 99, "floor")
             note50 = f"; the bare uvicorn+aiohttp floor adds +{f50:.2f}"
             note99 = f"; the floor adds +{f99:.2f}"
         if "raw-floor" in paired[False]:
-            r = paired[False]
-            g50 = (pct(r["raw-floor"]["total"], 50) - pct(r["direct"]["total"], 50)) * 1e3
-            g99 = (pct(r["raw-floor"]["total"], 99) - pct(r["direct"]["total"], 99)) * 1e3
+            g50, g99 = added(False, "total", 50, "raw-floor"), added(False, "total", 99, "raw-floor")
             note50 += f", the raw asyncio+httptools hop +{g50:.2f}"
             note99 += f", the raw hop +{g99:.2f}"
         lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5,
@@ -599,6 +600,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="measured seconds per cell (max 60)")
     ap.add_argument("--quick", action="store_true", help="4 s per cell")
     ap.add_argument("--concurrency", default="1,32,256", help="comma-separated (default 1,32,256)")
+    ap.add_argument("--interleave", choices=("pairs", "all"), default="pairs",
+                    help="concurrency-1 latency: each target alternated with its own direct run "
+                         "(pairs, default) or all targets in one round robin (all)")
     ap.add_argument("--litellm", help="path of a `litellm` command with the proxy extra")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM proxy column")
     ap.add_argument("--no-modelwire", action="store_true", help="skip the modelwire column")
@@ -672,9 +676,23 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     for name, url, model, server in targets[1:]:
         warm_up(b, name, url, model, server, emu)
     for stream in (False, True):
-        paired[stream] = run_paired(b, [(n, u, m) for n, u, m, _ in targets], 2 * seconds, stream)
+        if args.interleave == "all":
+            paired[stream] = run_paired(b, [(n, u, m) for n, u, m, _ in targets], 2 * seconds, stream)
+            continue
+        # each target alternated with its own direct run: one server at a time on the
+        # server core, as in a deployment (with all of them interleaved, each server's
+        # caches are evicted by the others between two of its requests)
+        paired[stream] = {}
+        for name, url, model, _ in targets[1:]:
+            pair = run_paired(b, [(targets[0][0], targets[0][1], targets[0][2]), (name, url, model)],
+                              2 * seconds, stream)
+            paired[stream][name] = pair[name]
+            paired[stream][f"direct (with {name})"] = pair["direct"]
     for name, url, model, server in targets:
-        cells += _target_cells(b, name, url, model, server, emu, concs, seconds)
+        # the raw floor is a latency reference: one upstream connection per client
+        # connection and no flow control, so it is not measured under load
+        cells += _target_cells(b, name, url, model, server, emu,
+                               [1] if name == "raw-floor" else concs, seconds)
     if lite_exe:
         lite = start_litellm(b, emu.port, lite_exe)
         if lite is not None:
@@ -689,16 +707,13 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
                 paired[stream]["direct (with litellm)"] = extra["direct"]
             cells += _target_cells(b, "litellm", lite_url, "emu", lite, emu, concs, seconds)
             b.stop(lite)
-    print("\nconcurrency 1, targets interleaved request by request (+ columns: added over direct, ms;"
-          " LiteLLM was paired with its own direct run, shown as 'direct (with litellm)')")
+    how = ("all targets interleaved request by request" if args.interleave == "all" else
+           "each target interleaved request by request with its own direct run")
+    print(f"\nconcurrency 1, {how} (+ columns: added over that direct run, ms; LiteLLM always has"
+          " its own direct run)")
     rows = []
     for stream in (False, True):
-        res = dict(paired[stream])
-        lite_direct = res.pop("direct (with litellm)", None)
-        lite_res = res.pop("litellm", None)
-        rows += paired_rows(res, stream)
-        if lite_res is not None and lite_direct is not None:
-            rows += paired_rows({"direct": lite_direct, "litellm": lite_res}, stream)[1:]
+        rows += paired_rows(paired[stream], stream)
     print(table(PAIRED_HEAD, rows))
     for conc in concs:
         print(f"\nconcurrency {conc}  (+ columns: added over direct, ms; CPU% of one core)")
