@@ -211,16 +211,30 @@ def _client_options(req: dict[str, Any], same_protocol: bool) -> dict[str, Any]:
     return opts
 
 
+def _too_large(limit: int) -> GatewayError:
+    return GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
+
+
 async def _read_body(request: Any, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
-    chunks: list[bytes] = []
-    size = 0
+        raise _too_large(limit)
+    message = await request.receive()
+    if message["type"] == "http.disconnect":
+        from .asgi import ClientGone
+
+        raise ClientGone("the client disconnected while sending its request")
+    body = message.get("body", b"")
+    if len(body) > limit:
+        raise _too_large(limit)
+    if not message.get("more_body", False):
+        return body  # the usual case: the whole body in one message
+    chunks = [body]
+    size = len(body)
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
+            raise _too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
 

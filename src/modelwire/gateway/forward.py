@@ -50,7 +50,7 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
     from .asgi import Reply
 
     stream = bool(req.get("stream"))
-    fwd = Forward(client, ctx.raw, stream, client_headers)
+    fwd = Forward(client, ctx.raw, stream, client_headers, ctx.raw_model)
     http = client._http()
     timeouts = client._settings.timeouts
     base_url = fwd.endpoint.base_url

@@ -38,6 +38,7 @@ class _Ctx:
     tokens: int = 0
     route: str | None = None
     raw: bytes = b""
+    raw_model: Any = None  # the body's top-level "model" as sent
     streaming: bool = False  # a stream's body logs when it ends, not the handler
     lane: bool = False
     lane_tries: int = 0  # lane attempts that failed over to the translating path
@@ -140,6 +141,7 @@ class _Handlers:
             raise GatewayError(400, f"request body is not valid JSON: {exc}", "invalid_json") from exc
         if not isinstance(data, dict):
             raise GatewayError(400, "request body must be a JSON object", "invalid_json")
+        ctx.raw_model = data.get("model")
         if ctx.door == "responses" and data.get("previous_response_id"):
             raise GatewayError(
                 400,
