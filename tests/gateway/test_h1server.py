@@ -5,6 +5,7 @@ socket, with a small ASGI app and raw clients: framing, keep-alive, pipelining,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -73,7 +74,8 @@ async def server() -> AsyncIterator[tuple[str, int]]:
     config = uvicorn.Config(app, host="127.0.0.1", port=port, http=GatewayHTTP, lifespan="off",
                             log_level="critical", access_log=False, timeout_keep_alive=2)
     srv = uvicorn.Server(config)
-    srv.install_signal_handlers = lambda: None  # type: ignore[method-assign]  (not the main thread's business)
+    # uvicorn would take SIGINT/SIGTERM in this (main) thread while serving: leave them alone
+    srv.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
     task = asyncio.ensure_future(srv.serve())
     for _ in range(500):
         if srv.started:
@@ -250,7 +252,7 @@ async def test_shutdown_closes_idle_connections():
         port = s.getsockname()[1]
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=GatewayHTTP,
                                        lifespan="off", log_level="critical"))
-    srv.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    srv.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
     task = asyncio.ensure_future(srv.serve())
     for _ in range(500):
         if srv.started:
