@@ -168,6 +168,12 @@ class H1Conn(asyncio.Protocol):
                 length = True
             elif low == b"transfer-encoding" and b"chunked" in value.lower():
                 chunked = True
+            elif low == b"content-encoding":
+                coding = value.strip().lower()
+                if coding in (b"gzip", b"x-gzip"):
+                    self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                elif coding == b"deflate":
+                    self._decoder = _Deflate()
         # 204 and 304 have no body whatever the headers say (llhttp knows this too)
         self.until_close = not (length or chunked or status in (204, 304))
         self._wake()
@@ -219,16 +225,12 @@ class H1Conn(asyncio.Protocol):
             await self.wait(timeout)
 
     def decoded_headers(self) -> dict[str, str]:
+        """The response headers, names lowercased, repeated ones joined with ", "."""
         out: dict[str, str] = {}
         for name, value in self.headers:
             key = name.decode("latin-1").lower()
             text = value.decode("latin-1")
             out[key] = f"{out[key]}, {text}" if key in out else text
-        encoding = out.get("content-encoding", "").strip().lower()
-        if encoding in ("gzip", "x-gzip"):
-            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._decoder = _Deflate()
         return out
 
     def take(self) -> bytes:

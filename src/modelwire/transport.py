@@ -288,26 +288,31 @@ class AsyncHTTPTransport:
 
     @staticmethod
     def _message(request: EncodedRequest, origin: Any, prefix: str) -> bytes:
-        """Request line, headers and body as one buffer: one ``write``, one segment."""
-        headers = request.headers
+        """Request line, headers and body as one buffer: one ``write``, one segment.
+
+        Framing is ours: a caller's ``content-length`` / ``transfer-encoding`` is
+        replaced by the body's real length; a caller's ``host`` replaces the origin's."""
         body = request.body
-        given = {k.lower() for k in headers}
-        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\nhost: {origin.host_header}\r\n"]
-        lines += [f"{k}: {v}\r\n" for k, v in headers.items()]
-        extra = 3  # the request line, host, the blank line
+        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\n"]
+        given = set()
+        for name, value in request.headers.items():
+            low = name.lower()
+            if low not in _FRAMING:
+                given.add(low)
+                lines.append(f"{name}: {value}\r\n")
+        if "host" not in given:
+            lines.append(f"host: {origin.host_header}\r\n")
         if "user-agent" not in given:
             lines.append(_USER_AGENT)
-            extra += 1
         if "accept-encoding" not in given:
             lines.append("accept-encoding: gzip, deflate\r\n")
-            extra += 1
         if body or request.method in ("POST", "PUT", "PATCH"):
             lines.append(f"content-length: {len(body)}\r\n")
-            extra += 1
         lines.append("\r\n")
         head = "".join(lines)
-        # a CR or LF inside a header name or value would smuggle a header or a request
-        if head.count("\n") != len(headers) + extra or head.count("\r") != len(headers) + extra:
+        # a CR or LF inside a header name or value (or the path) would smuggle a header
+        # or a request: each line holds exactly one of each
+        if head.count("\n") != len(lines) or head.count("\r") != len(lines):
             raise TransportError("a request header name or value contains a line break")
         return head.encode() + body
 
@@ -357,7 +362,7 @@ class AsyncHTTPTransport:
             async with asyncio.timeout(timeouts.total):
                 return await self._send(request, base_url, timeouts, where)
         except TimeoutError as exc:
-            raise ReadTimeoutError(f"the total deadline of {timeouts.total:g} s passed: {where}") from exc
+            raise _deadline_error(timeouts, where) from exc
 
     async def _send(self, request: EncodedRequest, base_url: str, timeouts: Timeouts,
                     where: str) -> Response:
@@ -491,6 +496,11 @@ def _user_agent() -> str:
 
 
 _USER_AGENT = _user_agent()
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+
+
+def _deadline_error(timeouts: Timeouts, where: str) -> ReadTimeoutError:
+    return ReadTimeoutError(f"the total deadline of {timeouts.total:g} s passed: {where}")
 
 
 def _h1_error(exc: BaseException, where: str, started: bool = False) -> TransportError | None:
@@ -557,7 +567,7 @@ class _H1Stream:
             return gap
         left = self._deadline - self._transport._running_loop().time()
         if left <= 0:
-            raise ReadTimeoutError(f"the total deadline of {self.timeouts.total:g} s passed: {self._where}")
+            raise _deadline_error(self.timeouts, self._where)
         return min(gap, left)
 
     async def read(self) -> bytes:
@@ -578,8 +588,7 @@ class _H1Stream:
                     raise
                 if isinstance(exc, TimeoutError) and self._deadline is not None and (
                         self._transport._running_loop().time() >= self._deadline):
-                    err = ReadTimeoutError(
-                        f"the total deadline of {self.timeouts.total:g} s passed: {self._where}")
+                    err = _deadline_error(self.timeouts, self._where)
                 if err is exc:
                     raise
                 raise err from exc

@@ -108,6 +108,19 @@ async def test_request_is_one_well_formed_message():
     assert body == BODY
 
 
+async def test_framing_is_ours_and_a_callers_host_replaces_the_origins():
+    async with Scripted(lambda c, n: _ok(b"{}")) as srv:
+        t = AsyncHTTPTransport()
+        headers = {"content-type": "application/json", "Host": "api.example.test",
+                   "Content-Length": "999", "transfer-encoding": "chunked"}
+        assert (await t.send(_request(headers), srv.base_url, Timeouts())).status == 200
+        await t.aclose()
+    head = srv.requests[0].partition(b"\r\n\r\n")[0].lower().split(b"\r\n")
+    assert [h for h in head if h.startswith(b"host:")] == [b"host: api.example.test"]
+    assert [h for h in head if h.startswith(b"content-length:")] == [b"content-length: %d" % len(BODY)]
+    assert not any(h.startswith(b"transfer-encoding") for h in head)
+
+
 async def test_keep_alive_reuses_one_connection_and_connection_close_does_not():
     async with Scripted(lambda c, n: _ok(b"{}")) as srv:
         t = AsyncHTTPTransport()
@@ -232,6 +245,25 @@ async def test_total_deadline_is_named_in_the_error():
         with pytest.raises(ReadTimeoutError, match="total deadline of 0.2 s"):
             await t.send(_request(), srv.base_url, Timeouts(total=0.2))
         await t.aclose()
+
+
+async def test_a_streams_total_deadline_ends_it_even_while_bytes_flow():
+    async def trickle(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        for _ in range(100):
+            writer.write(b"9\r\ndata: x\n\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+
+    async with Scripted(lambda c, n: trickle) as srv:
+        t = AsyncHTTPTransport()
+        got = []
+        with pytest.raises(ReadTimeoutError, match="total deadline of 0.3 s"):
+            async with t.stream(_request(), srv.base_url, Timeouts(total=0.3, stale=5)) as resp:
+                async for chunk in resp.aiter_chunks():
+                    got.append(chunk)
+        await t.aclose()
+    assert got  # the chunks before the deadline were handed out
 
 
 async def test_a_drop_mid_body_is_interrupted_mid_stream_with_the_bytes_before_it():

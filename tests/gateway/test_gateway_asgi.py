@@ -52,3 +52,33 @@ def test_client_gone_before_body_complete_leaves_server_serving(gateway):
     assert r.status_code == 200
     assert r.json()["choices"][0]["message"]["role"] == "assistant"
     assert r.headers["content-length"] == str(len(r.content))
+
+
+def test_body_limit_is_a_413_in_each_doors_shape_declared_or_streamed(emulator, tmp_path):
+    from modelwire.config import load_config
+    from modelwire.gateway.testing import RunningGateway
+
+    path = tmp_path / "modelwire.yaml"
+    path.write_text(f"models:\n  m: {{provider: emulator, model: emulator-1, base_url: '{emulator.openai_base_url()}'}}\n"
+                    "gateway: {max_body_bytes: 4096}\n")
+    pad = "x" * 5000
+    big = orjson.dumps({"model": "m", "messages": [{"role": "user", "content": pad}]})
+    small = orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "y" * 3000}]})
+
+    def pieces(data: bytes):  # no content-length: chunked, arriving as several body messages
+        for i in range(0, len(data), 700):
+            yield data[i:i + 700]
+
+    with RunningGateway(load_config(str(path)), environ={}) as gw:
+        url = gw.base_url + "/v1/chat/completions"
+        for content in (big, pieces(big)):
+            r = httpx.post(url, content=content, headers={"content-type": "application/json"})
+            assert r.status_code == 413, r.text
+            assert "4096 bytes" in r.json()["error"]["message"]
+        r = httpx.post(gw.base_url + "/v1/messages", content=pieces(big),
+                       headers={"content-type": "application/json", "anthropic-version": "2023-06-01"})
+        assert r.status_code == 413 and r.json()["type"] == "error"
+        # under the limit, in pieces: reassembled whole
+        r = httpx.post(url, content=pieces(small), headers={"content-type": "application/json"})
+        assert r.status_code == 200, r.text
+        assert "y" * 50 in r.json()["choices"][0]["message"]["content"]

@@ -64,8 +64,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b"no"})
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[tuple[str, int]]:
+async def _serving() -> tuple[Any, asyncio.Future[None], int]:
+    """uvicorn with GatewayHTTP on a free port, started: (server, its task, port)."""
     import uvicorn
 
     with socket.socket() as s:
@@ -82,6 +82,12 @@ async def server() -> AsyncIterator[tuple[str, int]]:
             break
         await asyncio.sleep(0.01)
     SEEN.clear()
+    return srv, task, port
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[str, int]]:
+    srv, task, port = await _serving()
     yield "127.0.0.1", port
     srv.should_exit = True
     await asyncio.wait_for(task, 10)
@@ -245,19 +251,7 @@ async def test_no_body_for_204_and_head(server):
 
 
 async def test_shutdown_closes_idle_connections():
-    import uvicorn
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=GatewayHTTP,
-                                       lifespan="off", log_level="critical"))
-    srv.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
-    task = asyncio.ensure_future(srv.serve())
-    for _ in range(500):
-        if srv.started:
-            break
-        await asyncio.sleep(0.01)
+    srv, task, port = await _serving()
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(_post("/json"))
     await _read_response(reader)
@@ -265,3 +259,50 @@ async def test_shutdown_closes_idle_connections():
     assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the shutdown
     await asyncio.wait_for(task, 10)
     writer.close()
+
+
+class _Recording:
+    """The transport side of one connection, recording each write (no socket)."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def get_extra_info(self, name: str) -> Any:
+        return ("127.0.0.1", 1) if name in ("sockname", "peername") else None
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+async def test_a_whole_answer_leaves_in_one_write_a_stream_in_one_per_piece():
+    # the reason this protocol exists: uvicorn's writes the head and the body apart
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    config = uvicorn.Config(app, http=GatewayHTTP, lifespan="off", log_level="critical")
+    config.load()
+    for path, writes in (("/json", 1), ("/stream", 4)):  # /stream: 3 pieces, then the end
+        proto = GatewayHTTP(config, ServerState(), {}, asyncio.get_running_loop())
+        wire = _Recording()
+        proto.connection_made(wire)
+        proto.data_received(_post(path))
+        for _ in range(500):
+            if proto.cycle is None and wire.writes:
+                break
+            await asyncio.sleep(0.001)
+        proto.connection_lost(None)
+        assert len(wire.writes) == writes, wire.writes
+        assert wire.writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+        assert b"\r\n\r\n" in wire.writes[0] and not wire.writes[0].endswith(b"\r\n\r\n")  # body too
