@@ -43,6 +43,19 @@ def _chunked(*pieces: bytes) -> bytes:
     return out + b"0\r\n\r\n"
 
 
+def _trickle(events: int, gap: float) -> Callable[[asyncio.StreamWriter], object]:
+    """An answer that streams ``events`` SSE events, ``gap`` seconds apart."""
+
+    async def answer(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        for _ in range(events):
+            writer.write(b"9\r\ndata: x\n\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(gap)
+
+    return answer
+
+
 class Scripted:
     """A server that answers the n-th request on a connection with ``answer(conn_no, n)``:
     bytes to write, or a coroutine function taking the writer (for stalls and drops)."""
@@ -248,14 +261,7 @@ async def test_total_deadline_is_named_in_the_error():
 
 
 async def test_a_streams_total_deadline_ends_it_even_while_bytes_flow():
-    async def trickle(writer: asyncio.StreamWriter) -> None:
-        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
-        for _ in range(100):
-            writer.write(b"9\r\ndata: x\n\n\r\n")
-            await writer.drain()
-            await asyncio.sleep(0.05)
-
-    async with Scripted(lambda c, n: trickle) as srv:
+    async with Scripted(lambda c, n: _trickle(100, 0.05)) as srv:
         t = AsyncHTTPTransport()
         got = []
         with pytest.raises(ReadTimeoutError, match="total deadline of 0.3 s"):
@@ -302,14 +308,7 @@ async def test_a_line_break_in_a_header_is_refused_before_anything_is_sent():
 
 
 async def test_leaving_a_stream_early_closes_its_connection():
-    async def long_stream(writer: asyncio.StreamWriter) -> None:
-        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
-        for _ in range(200):
-            writer.write(b"9\r\ndata: x\n\n\r\n")
-            await writer.drain()
-            await asyncio.sleep(0.01)
-
-    async with Scripted(lambda c, n: long_stream) as srv:
+    async with Scripted(lambda c, n: _trickle(200, 0.01)) as srv:
         t = AsyncHTTPTransport()
         async with t.stream(_request(), srv.base_url, Timeouts()) as resp:
             async for _chunk in resp.aiter_chunks():
