@@ -177,3 +177,13 @@ def test_feed_plain_declines_tags_and_held_input() -> None:
     assert splitter.feed("<thi") == []  # held: maybe a tag
     assert not splitter.feed_plain("s is")  # must go after the held "<thi"
     assert splitter.feed("s is") == [("text", "<this is")]
+
+
+@given(st.text(alphabet=st.sampled_from(["a", " ", "\n", "\t", "é", "think", "/", ">"]), max_size=40))
+def test_split_think_tags_without_a_bracket_is_the_splitters_answer(text: str) -> None:
+    # split_think_tags returns at once when there is no "<" (every plain answer): the
+    # same pair the splitter gives, whitespace and all
+    splitter = ThinkTagSplitter()
+    pieces = splitter.feed(text) + splitter.close()
+    expected = ("".join(p for k, p in pieces if k == "reasoning"), "".join(p for k, p in pieces if k == "text"))
+    assert split_think_tags(text) == expected == ("", text)

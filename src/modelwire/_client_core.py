@@ -148,12 +148,16 @@ class Settings:
 
     # ---------------------------------------------------------- resolution
     def endpoint(self, name: str, *, primary: bool) -> Endpoint:
+        key = "\0" if primary else name
+        cached = self._endpoints.get(key)  # made once; a dict read needs no lock
+        if cached is not None:
+            return cached
         with self._lock:
-            cached = self._endpoints.get(name) if not primary else self._endpoints.get("\0")
+            cached = self._endpoints.get(key)
             if cached is not None:
                 return cached
             made = self._make_endpoint(name, primary=primary)
-            self._endpoints["\0" if primary else name] = made
+            self._endpoints[key] = made
             return made
 
     def _make_endpoint(self, name: str, *, primary: bool) -> Endpoint:

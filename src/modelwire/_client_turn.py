@@ -106,7 +106,7 @@ class Turn:
                 if floor > t.stale:
                     t = dataclasses.replace(t, stale=floor)
         if self.deadline is not None:
-            t = dataclasses.replace(t, total=max(0.001, self.deadline - time.monotonic()))
+            t = Timeouts(t.connect, t.read, t.stale, max(0.001, self.deadline - time.monotonic()))
         return t
 
     # -------------------------------------------------------------- results
@@ -134,9 +134,14 @@ class Turn:
             ep.creds.succeeded(held)
         self._record("interrupted" if interrupted else "ok", None)
         self.release()
-        return dataclasses.replace(
-            completion, provider=ep.profile.name, model=completion.model or ep.model_id,
-            attempts=tuple(self.attempts), interrupted=interrupted or completion.interrupted,
+        # every field named (dataclasses.replace walks the field list on each call: it
+        # showed in the gateway's per-request profile); tests/client pin that none is lost
+        c = completion
+        return Completion(
+            message=c.message, finish_reason=c.finish_reason, usage=c.usage,
+            model=c.model or ep.model_id, provider=ep.profile.name,
+            interrupted=interrupted or c.interrupted, attempts=tuple(self.attempts), id=c.id,
+            native_finish_reason=c.native_finish_reason, raw=c.raw,
         )
 
     def renew_at(self) -> float | None:

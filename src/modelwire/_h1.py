@@ -76,7 +76,7 @@ class H1Conn(asyncio.Protocol):
     """One HTTP/1.1 connection, one exchange at a time; httptools calls the ``on_*``."""
 
     __slots__ = (
-        "_buffered", "_decoder", "_interim", "_lost", "_paused", "_waiter", "any_bytes",
+        "_buffered", "_deadline", "_decoder", "_interim", "_lost", "_paused", "_spare", "_timer", "_waiter", "any_bytes",
         "chunks", "done", "error", "head_done", "headers", "idle_since", "keep_alive",
         "loop", "parser", "status", "transport", "until_close",
     )
@@ -87,6 +87,11 @@ class H1Conn(asyncio.Protocol):
         self.parser: Any = None
         self._lost = False
         self._waiter: asyncio.Future[None] | None = None
+        # the read deadline: one timer per connection, re-armed when it fires early
+        # rather than made and cancelled around every wait
+        self._timer: Any = None
+        self._deadline = 0.0
+        self._spare: Any = None  # the parser of the last clean exchange, for the next one
         self.idle_since = 0.0
         self._reset()
 
@@ -128,6 +133,7 @@ class H1Conn(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
+        self._stop_timer()
         if self.parser is not None and not self.done and self.error is None:
             if self.head_done and self.until_close:
                 self.done = True  # a body without length ends when the server closes
@@ -205,18 +211,40 @@ class H1Conn(asyncio.Protocol):
     def begin(self, data: bytes) -> None:
         """Send one request (head and body already joined) on this connection."""
         self._reset()
-        self.parser = httptools.HttpResponseParser(self)
+        # llhttp reads one response after another on a kept-alive connection
+        self.parser = self._spare or httptools.HttpResponseParser(self)
+        self._spare = None
         self.transport.write(data)
 
     async def wait(self, timeout: float) -> None:
         """Until the protocol side has something new; ``TimeoutError`` after ``timeout``."""
-        waiter = self._waiter = self.loop.create_future()
-        timer = self.loop.call_later(timeout, _expire, waiter)
+        loop = self.loop
+        waiter = self._waiter = loop.create_future()
+        deadline = self._deadline = loop.time() + timeout
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = loop.call_at(deadline, self._check_deadline)
         try:
             await waiter
         finally:
-            timer.cancel()
             self._waiter = None
+
+    def _check_deadline(self) -> None:
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # nothing waits: the next wait arms a timer again
+        if self._deadline - self.loop.time() > 0.0005:  # armed for an earlier wait
+            self._timer = self.loop.call_at(self._deadline, self._check_deadline)
+        else:
+            waiter.set_exception(TimeoutError())
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     async def head(self, timeout: float) -> None:
         while not self.head_done:
@@ -266,13 +294,9 @@ class H1Conn(asyncio.Protocol):
 
     def close(self) -> None:
         self._lost = True
+        self._stop_timer()
         if self.transport is not None:
             self.transport.abort()
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_exception(TimeoutError())
 
 
 class _Deflate:
@@ -352,7 +376,7 @@ class H1Pool:
         """Back to the pool when the exchange finished cleanly, else closed."""
         self._busy -= 1
         if conn.reusable:
-            conn.parser = None
+            conn._spare, conn.parser = conn.parser, None
             conn.idle_since = self._loop.time()
             self._idle.append(conn)
         else:

@@ -298,6 +298,8 @@ def split_think_tags(text: str) -> tuple[str, str]:
 
     Several blocks in one content are joined with a blank line.
     """
+    if "<" not in text:  # no tag, no block: every answer without reasoning tags
+        return "", text
     splitter = ThinkTagSplitter()
     reasoning: list[str] = []
     visible: list[str] = []

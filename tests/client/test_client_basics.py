@@ -259,3 +259,33 @@ async def test_async_stream_of_a_json_answer(wire):
         stream = client.stream(HI)
         text = "".join([e.text async for e in stream if isinstance(e, TextDelta)])
     assert text == stream.completion.text == ANSWER
+
+
+def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
+    # Turn.succeed builds the caller's Completion field by field (no dataclasses.replace
+    # on the hot path): a field it forgot would come back as its default
+    from dataclasses import fields
+
+    from modelwire._client_core import Options
+    from modelwire._client_turn import Turn
+    from modelwire.completion import Completion
+    from modelwire.types import empty_usage
+
+    assert [f.name for f in fields(Completion)] == [
+        "message", "finish_reason", "usage", "model", "provider", "interrupted", "attempts", "id",
+        "native_finish_reason", "raw",
+    ], "a new Completion field: name it in Turn.succeed, then here"
+    client = Client("openai/gpt-4.1-mini", api_key=KEY, base_url="http://127.0.0.1:9/v1")
+    turn = Turn(client._settings, HI, Options(), stream=False)
+    usage = {**empty_usage(), "prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
+    given = Completion(message={"role": "assistant", "content": "x"}, finish_reason="length", usage=usage,
+                       model="served-model", provider="", id="chatcmpl-1", native_finish_reason="max_output",
+                       raw={"id": "chatcmpl-1"})
+    done = turn.succeed(given)
+    for name in ("message", "finish_reason", "usage", "model", "id", "native_finish_reason", "raw"):
+        assert getattr(done, name) == getattr(given, name), name
+    assert done.provider == "openai" and done.interrupted is False
+    assert [(a.provider, a.outcome) for a in done.attempts] == [("openai", "ok")]
+    unnamed = turn.succeed(Completion(message={"role": "assistant", "content": ""}, finish_reason="stop",
+                                      usage=usage, model=""), interrupted=True)
+    assert unnamed.model == "gpt-4.1-mini" and unnamed.interrupted is True

@@ -249,6 +249,35 @@ async def test_a_stall_is_a_read_timeout_and_the_connection_is_not_reused():
     assert srv.connections == 2
 
 
+async def test_each_wait_gets_its_own_read_deadline_on_a_kept_alive_connection():
+    # the connection keeps one timer across exchanges: an earlier long deadline must not
+    # hide a later short one, nor an earlier short one cut a later wait that is in time
+    async def stall(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(5)
+
+    async def events(writer: asyncio.StreamWriter) -> None:
+        await _trickle(6, 0.1)(writer)  # type: ignore[misc]
+        writer.write(b"0\r\n\r\n")
+
+    answers = {1: _ok(b"{}"), 2: events, 3: stall}
+    async with Scripted(lambda c, n: answers.get(n, _ok(b"{}")) if c == 1 else _ok(b"{}")) as srv:
+        t = AsyncHTTPTransport()
+        assert (await t.send(_request(), srv.base_url, Timeouts())).status == 200  # read: 600 s
+        # 0.6 s of events 0.1 s apart under a 0.25 s gap limit: in time throughout
+        async with t.stream(_request(), srv.base_url, Timeouts(stale=0.25)) as resp:
+            got = [c async for c in resp.aiter_chunks()]
+        assert b"".join(got).count(b"data: x") == 6
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        with pytest.raises(ReadTimeoutError):
+            await t.send(_request(), srv.base_url, Timeouts(read=0.2))
+        assert loop.time() - start < 2  # its own 0.2 s, not the first exchange's 600 s
+        await t.aclose()
+    assert srv.connections == 1  # all three on the kept-alive connection
+
+
 async def test_total_deadline_is_named_in_the_error():
     async def slow(writer: asyncio.StreamWriter) -> None:
         await asyncio.sleep(5)

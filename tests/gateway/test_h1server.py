@@ -64,7 +64,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b"no"})
 
 
-async def _serving() -> tuple[Any, asyncio.Future[None], int]:
+async def _serving(keep_alive: float = 2) -> tuple[Any, asyncio.Future[None], int]:
     """uvicorn with GatewayHTTP on a free port, started: (server, its task, port)."""
     import uvicorn
 
@@ -72,7 +72,7 @@ async def _serving() -> tuple[Any, asyncio.Future[None], int]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     config = uvicorn.Config(app, host="127.0.0.1", port=port, http=GatewayHTTP, lifespan="off",
-                            log_level="critical", access_log=False, timeout_keep_alive=2)
+                            log_level="critical", access_log=False, timeout_keep_alive=keep_alive)
     srv = uvicorn.Server(config)
     # uvicorn would take SIGINT/SIGTERM in this (main) thread while serving: leave them alone
     srv.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
@@ -259,6 +259,25 @@ async def test_shutdown_closes_idle_connections():
     assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the shutdown
     await asyncio.wait_for(task, 10)
     writer.close()
+
+
+async def test_keep_alive_counts_from_the_last_answer_not_the_first():
+    # one timer per connection, re-armed when it fires: a connection in use for longer
+    # than the timeout stays open; idle for longer than it, it closes
+    srv, task, port = await _serving(keep_alive=0.4)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    for _ in range(5):  # 1 s of use, never idle for 0.4 s
+        writer.write(_post("/json"))
+        status, _, _ = await _read_response(reader)
+        assert status == b"HTTP/1.1 200 OK"
+        await asyncio.sleep(0.2)
+    loop = asyncio.get_running_loop()
+    idle_from = loop.time()
+    assert await asyncio.wait_for(reader.read(), 5) == b""  # closed once idle
+    assert 0.15 <= loop.time() - idle_from <= 1.5  # 0.4 s after the last answer, less the 0.2 s slept
+    writer.close()
+    srv.should_exit = True
+    await asyncio.wait_for(task, 10)
 
 
 class _Recording:

@@ -27,6 +27,10 @@ from ..errors import (
 )
 from ..types import FinishReason, Usage
 
+# isinstance(x, MAPPING) answers for a dict without the ABC machinery (a Python-level
+# __instancecheck__ call per check: a dozen per request on the gateway's path)
+MAPPING = (dict, Mapping)
+
 DEFAULT_ISSUER = "openai"
 
 # Provider finish reasons -> ours. Anything else is "stop" with the native kept.
@@ -70,7 +74,7 @@ def finish_reason(native: Any, has_tool_calls: bool) -> tuple[FinishReason, str 
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return value if type(value) is int else 0  # not bool (a subclass); JSON has no others
 
 
 def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
@@ -87,9 +91,9 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     completion = _int(raw.get("completion_tokens"))
     total = _int(raw.get("total_tokens"))
     pdet = raw.get("prompt_tokens_details")
-    pdet = pdet if isinstance(pdet, Mapping) else {}
+    pdet = pdet if isinstance(pdet, MAPPING) else {}
     cdet = raw.get("completion_tokens_details")
-    cdet = cdet if isinstance(cdet, Mapping) else {}
+    cdet = cdet if isinstance(cdet, MAPPING) else {}
     cache_read = (
         _int(pdet.get("cached_tokens"))
         or _int(raw.get("prompt_cache_hit_tokens"))
@@ -237,7 +241,7 @@ def error_message(err: Mapping[str, Any]) -> str:
     message = err.get("message")
     message = message if isinstance(message, str) else _text(message) if message is not None else ""
     metadata = err.get("metadata")
-    if isinstance(metadata, Mapping):
+    if isinstance(metadata, MAPPING):
         # OpenRouter's own message is generic ("Provider returned error"); the
         # upstream's words are in metadata.raw.
         raw = metadata.get("raw")

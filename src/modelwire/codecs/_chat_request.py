@@ -11,7 +11,7 @@ from typing import Any
 from ..errors import MessageError, ProtocolError
 from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
-from ._chat_common import DEFAULT_ISSUER, dumps, loads
+from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
 from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
 from ._target import EncodedRequest, Target
 
@@ -44,7 +44,7 @@ _XHIGH_MODEL = re.compile(r"(?:^|/)(?:gpt-5\.1-codex-max|gpt-5\.(?:[2-9]|\d\d)|g
 # ------------------------------------------------------------------------ encode
 def encode_request(request: Request, target: Target) -> EncodedRequest:
     profile = target.profile
-    if not isinstance(request, Mapping):
+    if not isinstance(request, MAPPING):
         raise MessageError("request must be a mapping")
     body: dict[str, Any] = {
         "model": target.model or request.get("model", ""),
@@ -196,7 +196,7 @@ _EFFORTS: dict[str, Effort | None] = {
 def decode_request(body: bytes | str | Mapping[str, Any], headers: Mapping[str, str] | None = None,
                    *, issuer: str | None = None) -> Request:
     data = loads(body, "request body") if isinstance(body, (bytes, bytearray, str)) else body
-    if not isinstance(data, Mapping):
+    if not isinstance(data, MAPPING):
         raise ProtocolError("request body must be a JSON object")
     model = data.get("model")
     if not isinstance(model, str) or not model:
@@ -272,7 +272,7 @@ def _decode_fields(data: Mapping[str, Any], req: Request, metadata: dict[str, An
     if data.get("stream") is not None:
         req["stream"] = bool(data["stream"])
     options = data.get("stream_options")
-    if isinstance(options, Mapping):
+    if isinstance(options, MAPPING):
         metadata["stream_options"] = dict(options)
 
 
@@ -285,14 +285,14 @@ def _decode_thinking(data: Mapping[str, Any], req: Request, metadata: dict[str, 
     thinking = data.get("thinking")
     if isinstance(effort, str) and effort in _EFFORTS:
         req["thinking"], metadata["native_thinking"] = _EFFORTS[effort], "reasoning_effort"
-    elif isinstance(reasoning, Mapping):
+    elif isinstance(reasoning, MAPPING):
         level: Effort | None = "medium"
         if isinstance(reasoning.get("effort"), str):
             level = _EFFORTS.get(reasoning["effort"], "medium")
         if reasoning.get("enabled") is False:
             level = None
         req["thinking"], metadata["native_thinking"] = level, "reasoning"
-    elif isinstance(thinking, Mapping) and isinstance(thinking.get("type"), str):
+    elif isinstance(thinking, MAPPING) and isinstance(thinking.get("type"), str):
         on = thinking["type"] in ("enabled", "adaptive")
         req["thinking"], metadata["native_thinking"] = ("medium" if on else None), "thinking"
     elif isinstance(data.get("enable_thinking"), bool):

@@ -15,6 +15,7 @@ from ..messages import split_think_tags
 from ..types import AssistantMessage, empty_usage
 from ._chat_common import (
     DEFAULT_ISSUER,
+    MAPPING,
     error_class,
     error_code,
     error_message,
@@ -31,17 +32,17 @@ from ._chat_messages import SYNTHETIC_REASONING, gemini_block, wrap_details
 # ------------------------------------------------------------------------ decode
 def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None = None) -> Completion:
     data = loads(body, "response body") if isinstance(body, (bytes, bytearray, str)) else body
-    if not isinstance(data, Mapping):
+    if not isinstance(data, MAPPING):
         raise ProtocolError("response body must be a JSON object")
     if data.get("error") and not data.get("choices"):
         # some servers answer 200 with an error body
         raise decode_error(200, {}, dict(data))
     choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], MAPPING):
         raise ProtocolError("response has no choices")
     choice = choices[0]
     wire = choice.get("message")
-    if not isinstance(wire, Mapping):
+    if not isinstance(wire, MAPPING):
         raise ProtocolError("choices[0].message must be an object")
     message = decode_message(wire, issuer or DEFAULT_ISSUER)
     reason, native = finish_reason(choice.get("finish_reason"), bool(message.get("tool_calls")))
@@ -49,7 +50,7 @@ def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None
     return Completion(
         message=message,
         finish_reason=reason,
-        usage=usage_from_wire(usage) if isinstance(usage, Mapping) else empty_usage(),
+        usage=usage_from_wire(usage) if isinstance(usage, MAPPING) else empty_usage(),
         model=data.get("model") if isinstance(data.get("model"), str) else "",
         id=data.get("id") if isinstance(data.get("id"), str) else "",
         native_finish_reason=native,
@@ -100,7 +101,7 @@ def _content(content: Any) -> tuple[str, list[str]]:
     texts: list[str] = []
     thoughts: list[str] = []
     for part in content:
-        if not isinstance(part, Mapping):
+        if not isinstance(part, MAPPING):
             continue
         if part.get("type") == "text" and isinstance(part.get("text"), str):
             texts.append(part["text"])
@@ -115,7 +116,7 @@ def _thinking_texts(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
-        return [p["text"] for p in value if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        return [p["text"] for p in value if isinstance(p, MAPPING) and isinstance(p.get("text"), str)]
     return []
 
 
@@ -126,9 +127,9 @@ def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     if not isinstance(wire_calls, list):
         return out, signatures
     for call in wire_calls:
-        if not isinstance(call, Mapping):
+        if not isinstance(call, MAPPING):
             continue
-        fn = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        fn = call.get("function") if isinstance(call.get("function"), MAPPING) else {}
         name = fn.get("name") if isinstance(fn.get("name"), str) else ""
         args = fn.get("arguments")
         if isinstance(args, (dict, list)):
@@ -179,7 +180,7 @@ def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
     so every upstream gets its own reasoning again and nobody else's."""
     content = message.get("content")
     if isinstance(content, list):
-        content = "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+        content = "".join(p.get("text", "") for p in content if isinstance(p, MAPPING) and p.get("type") == "text")
     out: dict[str, Any] = {"role": "assistant", "content": content, "refusal": message.get("refusal")}
     if isinstance(message.get("reasoning_content"), str):
         out["reasoning_content"] = message["reasoning_content"]
@@ -196,7 +197,7 @@ def tagged_details(details: Any) -> list[dict[str, Any]]:
     if not isinstance(details, list):
         return []
     return [{"issuer": d.get("issuer") or "", "block": d["block"]} for d in details
-            if isinstance(d, Mapping) and isinstance(d.get("block"), Mapping)]
+            if isinstance(d, MAPPING) and isinstance(d.get("block"), MAPPING)]
 
 
 def _default_id(model: str, message: Mapping[str, Any]) -> str:
@@ -230,7 +231,7 @@ def decode_error(status: int, headers: Mapping[str, str] | None,
 def stream_error(err: Any, chunk: Any) -> ProviderError:
     """An ``{"error": ...}`` inside a 200 stream (Groq ``tool_use_failed``,
     OpenRouter mid-stream failures)."""
-    inner = err if isinstance(err, Mapping) else {"message": str(err)}
+    inner = err if isinstance(err, MAPPING) else {"message": str(err)}
     status = status_in_error(inner)
     code, type_ = error_code(inner)
     return error_class(status, code, type_)(

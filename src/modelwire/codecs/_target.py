@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..providers.profile import ProviderProfile
 
-__all__ = ["EncodedRequest", "Target"]
+__all__ = ["EncodedRequest", "Target", "auth_headers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,16 +24,21 @@ class Target:
     headers: tuple[tuple[str, str], ...] = ()
 
     def auth_headers(self) -> dict[str, str]:
-        if not self.api_key:
-            return {}
-        style = self.profile.auth_style
-        if style == "bearer":
-            return {"authorization": f"Bearer {self.api_key}"}
-        if style == "x-api-key":
-            return {"x-api-key": self.api_key}
-        if style == "api-key":
-            return {"api-key": self.api_key}
+        return auth_headers(self.profile, self.api_key)
+
+
+def auth_headers(profile: ProviderProfile, api_key: str | None) -> dict[str, str]:
+    """The header that carries ``api_key`` in ``profile``'s style (none without a key)."""
+    if not api_key:
         return {}
+    style = profile.auth_style
+    if style == "bearer":
+        return {"authorization": f"Bearer {api_key}"}
+    if style == "x-api-key":
+        return {"x-api-key": api_key}
+    if style == "api-key":
+        return {"api-key": api_key}
+    return {}
 
 
 @dataclass(frozen=True, slots=True)

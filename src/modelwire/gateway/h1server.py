@@ -206,7 +206,10 @@ class GatewayHTTP(asyncio.Protocol):
         self.scheme = "http"
         self.cycle: _Cycle | None = None  # the request being answered
         self.waiting: deque[_Cycle] = deque()  # pipelined requests, in order
-        self.timer: Any = None  # keep-alive
+        # keep-alive: one timer per connection, re-armed when it fires rather than
+        # cancelled and made again per request (a timer handle each way, per request)
+        self.timer: Any = None
+        self.idle_since: float | None = None  # when the last response ended; None: busy
         self.read_paused = False
         self.write_paused = False
         self.drained: asyncio.Future[None] | None = None
@@ -224,6 +227,7 @@ class GatewayHTTP(asyncio.Protocol):
         self.client = _addr(transport.get_extra_info("peername"))
         if transport.get_extra_info("sslcontext") is not None:
             self.scheme = "https"
+        self.idle_since = self.loop.time()
         self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -242,9 +246,7 @@ class GatewayHTTP(asyncio.Protocol):
         return None  # close once the current response is written (connection_lost follows)
 
     def data_received(self, data: bytes) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        self.idle_since = None  # bytes came: not idle until the next response ends
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -260,7 +262,16 @@ class GatewayHTTP(asyncio.Protocol):
 
     def _idle_timeout(self) -> None:
         self.timer = None
-        if self.cycle is None and not self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        since = self.idle_since
+        if since is None or self.cycle is not None:
+            # busy (or a request still arriving): no timer until its response ends
+            return
+        left = since + self.keep_alive_s - self.loop.time()
+        if left > 0.001:  # a request came and went since this timer was armed
+            self.timer = self.loop.call_later(left, self._idle_timeout)
+        else:
             self.transport.close()
 
     def shutdown(self) -> None:
@@ -412,7 +423,9 @@ class GatewayHTTP(asyncio.Protocol):
                 self.resume_reading()
             return
         self.resume_reading()
-        self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+        self.idle_since = self.loop.time()
+        if self.timer is None:
+            self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
 
 
 def _addr(info: Any) -> tuple[str, int] | None:

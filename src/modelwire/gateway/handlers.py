@@ -189,10 +189,14 @@ class _Handlers:
             completion = await client.complete(req["messages"], **opts)
             t_done = time.perf_counter()
             codec = codec_for(door)
-            message = seal_message(dict(completion.message), door, self.gw.sealer)
-            import dataclasses
+            # a new message only where foreign reasoning had to be sealed (never at the
+            # OpenAI door, whose clients keep every entry as it is)
+            message = seal_message(completion.message, door, self.gw.sealer)
+            if message is not completion.message:
+                import dataclasses
 
-            body = codec.encode_response(dataclasses.replace(completion, message=message), req)
+                completion = dataclasses.replace(completion, message=message)
+            body = codec.encode_response(completion, req)
             overhead = (before_upstream - ctx.started + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from ..codecs import EncodedRequest, Target
+from ..codecs._target import auth_headers
 
 __all__ = ["Forward", "eligible", "replace_model"]
 
@@ -108,23 +109,30 @@ def _replace_by_tokens(raw: bytes, value: bytes) -> bytes:
 
 def eligible(client: Any, door: str, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
+    # what depends on the client alone is decided once per client and door
+    cache = client.__dict__.setdefault("_lane_doors", {})
+    ok = cache.get(door)
+    if ok is None:
+        ok = cache[door] = _client_eligible(client, door)
+    if not ok or b"mwseal1." in raw:
+        return False  # sealed reasoning must be opened: translate
+    # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
+    # translating path drops them, so it serves these (conservative: any "id" key)
+    return not (door == "responses" and b'"id"' in raw)
+
+
+def _client_eligible(client: Any, door: str) -> bool:
     settings = getattr(client, "_settings", None)
     if settings is None or getattr(client, "api_mode", None) != door:
         return False
     if settings.fallback():
         return False  # a fallback may need another protocol: translate
-    if b"mwseal1." in raw:
-        return False  # sealed reasoning must be opened: translate
-    if door == "responses" and b'"id"' in raw:
-        # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
-        # translating path drops them, so it serves these (conservative: any "id" key)
-        return False
     profile = settings.endpoint(client.model, primary=True).profile
     if not getattr(profile, "raw_passthrough", False):
         return False
     # the upstream's reasoning reaches the client untouched and comes back tagged with
     # the door's native issuer: only an upstream that verifies that issuer may take it
-    return profile.accepts_issuer(_DOOR_ISSUER[door])
+    return bool(profile.accepts_issuer(_DOOR_ISSUER[door]))
 
 
 def _probe(client: Any, ep: Any, stream: bool) -> tuple[str, str, dict[str, str]]:
@@ -150,7 +158,7 @@ class Forward:
         self.endpoint = ep = client._settings.endpoint(client.model, primary=True)
         self.held = ep.creds.acquire()
         method, path, headers = _probe(client, ep, stream)
-        headers.update(Target(ep.profile, ep.model_id, self.held.secret).auth_headers())
+        headers.update(auth_headers(ep.profile, self.held.secret))
         if ep.profile.api_mode == "anthropic_messages":
             for name in _ANTHROPIC_PASS:  # the body is in the client's API version
                 value = client_headers.get(name)
