@@ -32,9 +32,11 @@ OPTION_FIELDS = ("tools", "tool_choice", "max_tokens", "temperature", "top_p", "
                   "response_format", "parallel_tool_calls")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Options:
-    """One call's arguments (``complete``/``stream``), as given."""
+    """One call's arguments (``complete``/``stream``), as given. Never changed once made;
+    not frozen because a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, and one is made per call."""
 
     tools: list[Any] | None = None
     tool_choice: Any = None
@@ -64,8 +66,8 @@ class Endpoint:
     headers: tuple[tuple[str, str], ...] = ()  # from the config entry
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+@dataclass(slots=True)
+class Plan:  # one per attempt; never changed once made (not frozen: see Options)
     request: EncodedRequest
     base_url: str
     timeouts: Timeouts

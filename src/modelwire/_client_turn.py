@@ -32,6 +32,9 @@ __all__ = ["Turn"]
 
 log = logging.getLogger("modelwire.client")
 
+# a turn's ladder before any failure (frozen, so shared): most turns never fail
+_FRESH = {False: LadderState(), True: LadderState(has_fallback=True)}
+
 
 class Turn:
     """The books of one ``complete``/``stream`` call across attempts and models."""
@@ -46,7 +49,7 @@ class Turn:
         self.messages = prepare_conversation(messages)
         self.attempts: list[Attempt] = []
         self.errors: list[ModelwireError] = []
-        self.ladder = LadderState(has_fallback=self.chain.has_after(0))
+        self.ladder = _FRESH[self.chain.has_after(0)]
         self.strip = False
         self.strip_schema = False
         self.held: Held | None = None

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import deque
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httptools
@@ -70,6 +71,45 @@ class Origin:
         shown = f"[{self.host}]" if ":" in self.host else self.host
         self.host_header = shown if self.port == default else f"{shown}:{self.port}"
         self.key = (scheme, self.host, self.port)
+
+
+class ResponseHeaders(Mapping[str, str]):
+    """Response headers, names lowercased, repeated ones joined with ", ". The raw pairs
+    are decoded on the first read: a successful answer's headers are rarely asked for
+    (errors, a stream's content type), and each one costs a decode and a lower."""
+
+    __slots__ = ("_map", "_raw")
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._raw = raw
+        self._map: dict[str, str] | None = None
+
+    def _decoded(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, value in self._raw:
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1")
+            out[key] = f"{out[key]}, {text}" if key in out else text
+        self._map = out
+        return out
+
+    def __getitem__(self, name: str) -> str:
+        return (self._map if self._map is not None else self._decoded())[name]
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return (self._map if self._map is not None else self._decoded()).get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in (self._map if self._map is not None else self._decoded())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map if self._map is not None else self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._map if self._map is not None else self._decoded())
+
+    def __repr__(self) -> str:
+        return f"ResponseHeaders({self._map if self._map is not None else self._decoded()!r})"
 
 
 class H1Conn(asyncio.Protocol):
@@ -252,14 +292,9 @@ class H1Conn(asyncio.Protocol):
                 raise self.error
             await self.wait(timeout)
 
-    def decoded_headers(self) -> dict[str, str]:
-        """The response headers, names lowercased, repeated ones joined with ", "."""
-        out: dict[str, str] = {}
-        for name, value in self.headers:
-            key = name.decode("latin-1").lower()
-            text = value.decode("latin-1")
-            out[key] = f"{out[key]}, {text}" if key in out else text
-        return out
+    def decoded_headers(self) -> ResponseHeaders:
+        """The response headers (decoded when first read: a good answer's seldom are)."""
+        return ResponseHeaders(self.headers)
 
     def take(self) -> bytes:
         """Every body byte received so far (decompressed), or ``b""``."""
@@ -334,6 +369,21 @@ class H1Pool:
         # connect timeout. asyncio's loop does it; uvloop's create_connection has no such
         # argument and tries the addresses one after another.
         self._eyeballs = {"happy_eyeballs_delay": 0.25} if isinstance(loop, asyncio.BaseEventLoop) else {}
+
+    def take_idle(self) -> H1Conn | None:
+        """A kept-alive connection for one exchange, without waiting, or ``None`` (then
+        :meth:`acquire`): the usual case on a busy origin, with no coroutine to run."""
+        if self._busy >= self._limit or self._waiters:
+            return None
+        now = self._loop.time()
+        idle = self._idle
+        while idle:
+            conn = idle.pop()
+            if conn.usable(now):
+                self._busy += 1
+                return conn
+            conn.close()
+        return None
 
     async def acquire(self, connect_timeout: float) -> tuple[H1Conn, bool]:
         """A connection for one exchange, and whether it was used before."""

@@ -38,7 +38,7 @@ import contextlib
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
@@ -88,13 +88,13 @@ class Response:
     """A whole HTTP response: status, lowercased headers, body bytes."""
 
     status: int
-    headers: dict[str, str]
+    headers: Mapping[str, str]
     body: bytes
 
 
 class SyncStreamResponse(Protocol):
     status: int
-    headers: dict[str, str]
+    headers: Mapping[str, str]
 
     def read(self) -> bytes: ...
     def iter_chunks(self) -> Iterator[bytes]: ...
@@ -103,7 +103,7 @@ class SyncStreamResponse(Protocol):
 
 class AsyncStreamResponse(Protocol):
     status: int
-    headers: dict[str, str]
+    headers: Mapping[str, str]
 
     async def read(self) -> bytes: ...
     def aiter_chunks(self) -> AsyncIterator[bytes]: ...
@@ -324,8 +324,11 @@ class AsyncHTTPTransport:
         data = self._message(request, origin, prefix)
         h1 = self._h1
         for attempt in (0, 1):
+            conn = pool.take_idle()  # no coroutine when a kept-alive one is free
+            reused = conn is not None
             try:
-                conn, reused = await pool.acquire(timeouts.connect)
+                if conn is None:
+                    conn, reused = await pool.acquire(timeouts.connect)
             except TimeoutError as exc:
                 raise ConnectError(f"timed out connecting: {where}") from exc
             except OSError as exc:  # refused, unreachable, DNS, TLS (ssl.SSLError is an OSError)
@@ -542,7 +545,7 @@ class _H1Stream:
         self._pool: Any = None
         self._deadline: float | None = None
         self.status = 0
-        self.headers: dict[str, str] = {}
+        self.headers: Mapping[str, str] = {}
 
     async def __aenter__(self) -> Self:
         timeouts = self.timeouts

@@ -405,3 +405,18 @@ def test_origin_host_header_and_ports():
     assert Origin("http", "127.0.0.1", 8080).host_header == "127.0.0.1:8080"
     six = Origin("http", "::1", 8080)
     assert six.host == "::1" and six.host_header == "[::1]:8080"
+
+
+def test_response_headers_read_like_a_dict_of_lowercased_names():
+    from modelwire._h1 import ResponseHeaders
+
+    raw = [(b"Content-Type", b"application/json"), (b"Set-Cookie", b"a=1"), (b"set-cookie", b"b=2"),
+           (b"X-Caf\xe9", b"\xe9t\xe9")]
+    headers = ResponseHeaders(raw)
+    assert headers == {"content-type": "application/json", "set-cookie": "a=1, b=2", "x-café": "été"}
+    assert headers["content-type"] == "application/json" and headers.get("retry-after") is None
+    assert "set-cookie" in headers and "Set-Cookie" not in headers  # names are lowercase
+    assert len(headers) == 3 and list(headers) == ["content-type", "set-cookie", "x-café"]
+    assert dict(headers.items()) == dict(headers)
+    with pytest.raises(KeyError):
+        headers["missing"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,19 +63,25 @@ def _access_line(args: tuple[Any, ...]) -> None:
 
 
 def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
-    attempts = getattr(completion, "attempts", ()) or ()
-    served = f"{completion.provider}/{completion.model}" if getattr(completion, "provider", "") else getattr(completion, "model", "")
-    extra = {"x-modelwire-route": ctx.route} if ctx.route else {}
-    if ctx.lane:
-        extra["x-modelwire-lane"] = "passthrough"
-    return {
-        **extra,
+    """The ``x-modelwire-*`` headers of a served answer (``completion``: a Completion, or
+    a stream's partial one, which may lack the facts an answer has)."""
+    attempts = getattr(completion, "attempts", None) or ()
+    provider = getattr(completion, "provider", "")
+    model = getattr(completion, "model", "")
+    # a single attempt served it: no fallback (the usual case, without a walk)
+    fallbacks = sum(a.outcome == "fell_back" for a in attempts) if len(attempts) > 1 else 0
+    headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
-        "x-modelwire-attempts": str(max(1, len(attempts)) + ctx.lane_tries),
-        "x-modelwire-fallbacks": str(sum(1 for a in attempts if a.outcome == "fell_back")),
-        "x-modelwire-model": served or ctx.model,
+        "x-modelwire-attempts": str((len(attempts) or 1) + ctx.lane_tries),
+        "x-modelwire-fallbacks": str(fallbacks),
+        "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
     }
+    if ctx.route:
+        headers["x-modelwire-route"] = ctx.route
+    if ctx.lane:
+        headers["x-modelwire-lane"] = "passthrough"
+    return headers
 
 
 class _Handlers:
@@ -83,14 +89,15 @@ class _Handlers:
         self.gw = gateway
 
     # ------------------------------------------------------------ doors
-    async def chat_completions(self, request: Any) -> Any:
-        return await self._serve(request, "chat_completions")
+    # each door is _serve itself with its door bound (no coroutine around it)
+    def chat_completions(self, request: Any) -> Coroutine[Any, Any, Any]:
+        return self._serve(request, "chat_completions")
 
-    async def messages(self, request: Any) -> Any:
-        return await self._serve(request, "anthropic_messages")
+    def messages(self, request: Any) -> Coroutine[Any, Any, Any]:
+        return self._serve(request, "anthropic_messages")
 
-    async def responses(self, request: Any) -> Any:
-        return await self._serve(request, "responses")
+    def responses(self, request: Any) -> Coroutine[Any, Any, Any]:
+        return self._serve(request, "responses")
 
     async def models(self, request: Any) -> Any:
         door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
