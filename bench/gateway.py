@@ -449,7 +449,7 @@ def run_cell(b: Bench, target: str, url: str, model: str, conc: int, stream: boo
 def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
                stream: bool) -> dict[str, dict[str, Any]]:
     """name -> {"ttfb", "total", "errors"}: concurrency 1, the targets interleaved."""
-    argv = [*b.cores("client"), sys.executable, __file__, "--_paired", str(seconds), "1.0", "1" if stream else "0"]
+    argv = [*b.cores("client"), sys.executable, __file__, "--_paired", str(seconds), "0.5", "1" if stream else "0"]
     for name, url, model in targets:
         body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": MAX_TOKENS,
                 **({"stream": True} if stream else {})}
@@ -461,6 +461,14 @@ def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
     if out.returncode != 0:
         raise RuntimeError(f"paired load generator failed: {out.stderr.strip()[-500:]}")
     return dict(zip([t[0] for t in targets], json.loads(out.stdout)))
+
+
+def _pool_into(acc: dict[str, dict[str, Any]], name: str, res: dict[str, Any]) -> None:
+    """Add one block's samples of ``name`` to what earlier blocks gave."""
+    into = acc.setdefault(name, {"ttfb": [], "total": [], "errors": 0})
+    into["ttfb"] += res["ttfb"]
+    into["total"] += res["total"]
+    into["errors"] += res["errors"]
 
 
 def direct_for(res: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
@@ -603,6 +611,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interleave", choices=("pairs", "all"), default="pairs",
                     help="concurrency-1 latency: each target alternated with its own direct run "
                          "(pairs, default) or all targets in one round robin (all)")
+    ap.add_argument("--blocks", type=int, default=4,
+                    help="concurrency-1 latency (pairs): split each target's time into this many "
+                         "blocks, taken in rounds over the targets, samples pooled (default 4)")
     ap.add_argument("--litellm", help="path of a `litellm` command with the proxy extra")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM proxy column")
     ap.add_argument("--no-modelwire", action="store_true", help="skip the modelwire column")
@@ -681,13 +692,16 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
             continue
         # each target alternated with its own direct run: one server at a time on the
         # server core, as in a deployment (with all of them interleaved, each server's
-        # caches are evicted by the others between two of its requests)
+        # caches are evicted by the others between two of its requests). The time is cut
+        # into --blocks rounds over the targets: a slow spell of the host (they last tens
+        # of seconds on a shared machine) then falls on every target, not on one
         paired[stream] = {}
-        for name, url, model, _ in targets[1:]:
-            pair = run_paired(b, [(targets[0][0], targets[0][1], targets[0][2]), (name, url, model)],
-                              2 * seconds, stream)
-            paired[stream][name] = pair[name]
-            paired[stream][f"direct (with {name})"] = pair["direct"]
+        for _ in range(max(1, args.blocks)):
+            for name, url, model, _server in targets[1:]:
+                pair = run_paired(b, [(targets[0][0], targets[0][1], targets[0][2]), (name, url, model)],
+                                  2 * seconds / max(1, args.blocks), stream)
+                _pool_into(paired[stream], name, pair[name])
+                _pool_into(paired[stream], f"direct (with {name})", pair["direct"])
     for name, url, model, server in targets:
         # the raw floor is a latency reference: one upstream connection per client
         # connection and no flow control, so it is not measured under load

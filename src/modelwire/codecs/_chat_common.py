@@ -87,20 +87,21 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     ``cache_creation_input_tokens``. Reasoning: ``completion_tokens_details.
     reasoning_tokens``.
     """
-    prompt = _int(raw.get("prompt_tokens"))
-    completion = _int(raw.get("completion_tokens"))
-    total = _int(raw.get("total_tokens"))
-    pdet = raw.get("prompt_tokens_details")
-    pdet = pdet if isinstance(pdet, MAPPING) else {}
-    cdet = raw.get("completion_tokens_details")
-    cdet = cdet if isinstance(cdet, MAPPING) else {}
+    get = raw.get
+    prompt = _int(get("prompt_tokens"))
+    completion = _int(get("completion_tokens"))
+    total = _int(get("total_tokens"))
+    pdet = get("prompt_tokens_details")
+    pdet = pdet if pdet and isinstance(pdet, MAPPING) else {}
+    cdet = get("completion_tokens_details")
+    cdet = cdet if cdet and isinstance(cdet, MAPPING) else {}
     cache_read = (
         _int(pdet.get("cached_tokens"))
-        or _int(raw.get("prompt_cache_hit_tokens"))
-        or _int(raw.get("num_cached_tokens"))
-        or _int(raw.get("cached_tokens"))
+        or _int(get("prompt_cache_hit_tokens"))
+        or _int(get("num_cached_tokens"))
+        or _int(get("cached_tokens"))
     )
-    cache_write = _int(pdet.get("cache_write_tokens")) or _int(raw.get("cache_creation_input_tokens"))
+    cache_write = _int(pdet.get("cache_write_tokens")) or _int(get("cache_creation_input_tokens"))
     reasoning = _int(cdet.get("reasoning_tokens"))
     if reasoning and total == prompt + completion + reasoning:
         # xAI counts reasoning outside completion_tokens (total = prompt +

@@ -31,7 +31,8 @@ from ._chat_messages import SYNTHETIC_REASONING, gemini_block, wrap_details
 
 # ------------------------------------------------------------------------ decode
 def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None = None) -> Completion:
-    data = loads(body, "response body") if isinstance(body, (bytes, bytearray, str)) else body
+    parsed = isinstance(body, (bytes, bytearray, str))
+    data = loads(body, "response body") if parsed else body
     if not isinstance(data, MAPPING):
         raise ProtocolError("response body must be a JSON object")
     if data.get("error") and not data.get("choices"):
@@ -47,14 +48,16 @@ def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None
     message = decode_message(wire, issuer or DEFAULT_ISSUER)
     reason, native = finish_reason(choice.get("finish_reason"), bool(message.get("tool_calls")))
     usage = data.get("usage")
+    model = data.get("model")
+    rid = data.get("id")
     return Completion(
         message=message,
         finish_reason=reason,
-        usage=usage_from_wire(usage) if isinstance(usage, MAPPING) else empty_usage(),
-        model=data.get("model") if isinstance(data.get("model"), str) else "",
-        id=data.get("id") if isinstance(data.get("id"), str) else "",
+        usage=usage_from_wire(usage) if usage and isinstance(usage, MAPPING) else empty_usage(),
+        model=model if isinstance(model, str) else "",
+        id=rid if isinstance(rid, str) else "",
         native_finish_reason=native,
-        raw=dict(data),
+        raw=data if parsed else dict(data),  # parsed here: nobody else holds it
     )
 
 
