@@ -29,10 +29,11 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import deque
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httptools
+
+from ._headers import LazyHeaders
 
 __all__ = ["KEEPALIVE_S", "H1Closed", "H1Conn", "H1Error", "H1Pool", "Origin"]
 
@@ -73,18 +74,13 @@ class Origin:
         self.key = (scheme, self.host, self.port)
 
 
-class ResponseHeaders(Mapping[str, str]):
-    """Response headers, names lowercased, repeated ones joined with ", ". The raw pairs
-    are decoded on the first read: a successful answer's headers are rarely asked for
-    (errors, a stream's content type), and each one costs a decode and a lower."""
+class ResponseHeaders(LazyHeaders):
+    """Response headers, names lowercased, repeated ones joined with ", ", decoded on the
+    first read: a successful answer's are rarely asked for (errors, a stream's type)."""
 
-    __slots__ = ("_map", "_raw")
+    __slots__ = ()
 
-    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
-        self._raw = raw
-        self._map: dict[str, str] | None = None
-
-    def _decoded(self) -> dict[str, str]:
+    def _build(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for name, value in self._raw:
             key = name.decode("latin-1").lower()
@@ -92,24 +88,6 @@ class ResponseHeaders(Mapping[str, str]):
             out[key] = f"{out[key]}, {text}" if key in out else text
         self._map = out
         return out
-
-    def __getitem__(self, name: str) -> str:
-        return (self._map if self._map is not None else self._decoded())[name]
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return (self._map if self._map is not None else self._decoded()).get(name, default)
-
-    def __contains__(self, name: object) -> bool:
-        return name in (self._map if self._map is not None else self._decoded())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._map if self._map is not None else self._decoded())
-
-    def __len__(self) -> int:
-        return len(self._map if self._map is not None else self._decoded())
-
-    def __repr__(self) -> str:
-        return f"ResponseHeaders({self._map if self._map is not None else self._decoded()!r})"
 
 
 class H1Conn(asyncio.Protocol):

@@ -12,8 +12,10 @@ cancellation closes the upstream connection and releases the credential lease.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
+
+from .._headers import LazyHeaders
 
 __all__ = ["ClientGone", "Endpoint", "Headers", "Reply", "Request"]
 
@@ -26,15 +28,11 @@ class ClientGone(Exception):
     """The client disconnected before its request body arrived: nobody to answer."""
 
 
-class Headers(Mapping[str, str]):
+class Headers(LazyHeaders):
     """A request's headers by lower-case name (the first of repeated ones wins, as in
     Starlette); built lazily from the ASGI scope on first use."""
 
-    __slots__ = ("_map", "_raw")
-
-    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
-        self._raw = raw
-        self._map: dict[str, str] | None = None
+    __slots__ = ()
 
     def _build(self) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -42,21 +40,6 @@ class Headers(Mapping[str, str]):
             out[name.decode("latin-1").lower()] = value.decode("latin-1")
         self._map = out
         return out
-
-    def __getitem__(self, name: str) -> str:
-        return (self._map if self._map is not None else self._build())[name]
-
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
-        return (self._map if self._map is not None else self._build()).get(name, default)
-
-    def __contains__(self, name: object) -> bool:
-        return name in (self._map if self._map is not None else self._build())
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._map if self._map is not None else self._build())
-
-    def __len__(self) -> int:
-        return len(self._map if self._map is not None else self._build())
 
 
 class Request:
