@@ -104,3 +104,24 @@ def test_stream_events_get_a_signature_before_the_sealed_block():
     assert isinstance(out[1], ReasoningDelta) and Sealer.is_sealed(out[1].signature)
     assert isinstance(out[2], ReasoningBlock) and out[2].block["signature"] == out[1].signature
     assert seal_events(events, "chat_completions", SEALER) == events
+
+
+def test_request_ids_are_unique_in_a_process_and_across_a_fork():
+    import os
+    import re
+
+    from modelwire.gateway.app import _request_id
+
+    ids = [_request_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"req_[0-9a-f]{24}", i) for i in ids)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a uvicorn worker made by fork must not repeat the parent's ids
+        os.write(write, _request_id().encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    os.close(write)
+    assert child[:20] != _request_id()[:20]  # another 64-bit prefix

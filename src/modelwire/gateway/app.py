@@ -9,6 +9,7 @@ codec. Errors come out in the door's own shape (:mod:`.errors`).
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 from typing import Any
@@ -191,8 +192,20 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
+def _new_id_prefix() -> None:
+    global _ID_PREFIX, _ID_COUNT
+    _ID_PREFIX = "req_" + os.urandom(8).hex()
+    _ID_COUNT = itertools.count(int.from_bytes(os.urandom(4), "big"))
+
+
+_new_id_prefix()
+os.register_at_fork(after_in_child=_new_id_prefix)  # a forked worker must not repeat ids
+
+
 def _request_id() -> str:
-    return "req_" + os.urandom(12).hex()  # 96 random bits; uuid4 cost 3x as much per request
+    """``req_`` + 24 hex digits: 64 random bits drawn once per process, then a counter
+    (unique without a getrandom syscall per request; uuid4 cost 3x as much)."""
+    return f"{_ID_PREFIX}{next(_ID_COUNT) & 0xFFFFFFFF:08x}"
 
 
 def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
