@@ -125,3 +125,18 @@ def test_request_ids_are_unique_in_a_process_and_across_a_fork():
     os.close(read)
     os.close(write)
     assert child[:20] != _request_id()[:20]  # another 64-bit prefix
+
+
+def test_reply_headers_are_wire_safe_on_both_start_messages():
+    from modelwire.gateway.asgi import Reply
+
+    reply = Reply(200, b"{}", {"x-modelwire-model": "p/模型\r\nx-evil: 1", "x-request-id": "req_1"})
+    generic = dict(reply._start()["headers"])  # for any ASGI server
+    assert generic[b"x-modelwire-model"] == b"p/%E6%A8%A1%E5%9E%8B%0D%0Ax-evil: 1"
+    assert generic[b"x-request-id"] == b"req_1" and generic[b"content-length"] == b"2"
+    ready = reply._start_head()  # for the gateway's own protocol (modelwire.head)
+    assert ready["modelwire.head"] == (b"content-length: 2\r\ncontent-type: application/json\r\n"
+                                       b"x-modelwire-model: p/%E6%A8%A1%E5%9E%8B%0D%0Ax-evil: 1\r\n"
+                                       b"x-request-id: req_1\r\n")
+    assert ready["modelwire.sized"] is True
+    assert Reply(204)._start_head()["modelwire.sized"] is False  # no length on a 204

@@ -47,6 +47,12 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"data: first\n\n", "more_body": True})
         SEEN["after_body"] = await receive()  # blocks until the client goes
+    elif path == "/ready":  # the modelwire.head extension: header lines made by the app
+        assert "modelwire.head" in scope["extensions"]
+        await send({"type": "http.response.start", "status": 200, "headers": [],
+                    "modelwire.head": b"content-length: 2\r\ncontent-type: application/json\r\n",
+                    "modelwire.sized": True})
+        await send({"type": "http.response.body", "body": b"{}"})
     elif path == "/empty":
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
@@ -258,6 +264,21 @@ async def test_shutdown_closes_idle_connections():
     srv.should_exit = True
     assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the shutdown
     await asyncio.wait_for(task, 10)
+    writer.close()
+
+
+async def test_ready_made_header_lines_are_framed_like_any_answer(server):
+    reader, writer = await asyncio.open_connection(*server)
+    for _ in range(2):  # kept alive: the second answer on the same connection
+        writer.write(_post("/ready"))
+        status, headers, body = await _read_response(reader)
+        assert status == b"HTTP/1.1 200 OK" and body == b"{}"
+        assert headers[b"content-length"] == [b"2"] and b"transfer-encoding" not in headers
+        assert b"date" in headers and b"connection" not in headers
+    writer.write(_post("/ready", b"{}", b"connection: close"))
+    status, headers, body = await _read_response(reader)
+    assert headers[b"connection"] == [b"close"] and body == b"{}"
+    assert await asyncio.wait_for(reader.read(), 5) == b""
     writer.close()
 
 

@@ -82,16 +82,49 @@ class Reply:
     def _start(self) -> dict[str, Any]:
         raw = [(b"content-type", self.content_type.encode("latin-1"))]
         if self.stream is None:
-            raw.append((b"content-length", str(len(self.body)).encode()))
-        raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in self.headers.items()]
+            raw.append((b"content-length", b"%d" % len(self.body)))
+        raw += [(k.encode("ascii"), v.encode("ascii")) for k, v in _safe(self.headers).items()]
         return {"type": "http.response.start", "status": self.status, "headers": raw}
 
-    async def __call__(self, receive: Receive, send: Send) -> None:
-        await send(self._start())
+    def _start_head(self) -> dict[str, Any]:
+        """``http.response.start`` for a server that takes the header lines ready-made
+        (the ``modelwire.head`` extension of :mod:`.h1server`): one string, one encode,
+        instead of a pair of bytes per header that the server then formats again."""
+        headers = self.headers
+        lines = [f"{k}: {v}\r\n" for k, v in headers.items()]
+        head = "".join(lines)
+        if not head.isascii() or head.count("\n") != len(lines) or head.count("\r") != len(lines):
+            head = "".join(f"{k}: {v}\r\n" for k, v in _safe(headers).items())
+        head = f"content-type: {self.content_type}\r\n{head}"
+        sized = self.stream is None and self.status >= 200 and self.status not in (204, 304)
+        if sized:
+            head = f"content-length: {len(self.body)}\r\n{head}"
+        return {"type": "http.response.start", "status": self.status, "headers": [],
+                "modelwire.head": head.encode("ascii"), "modelwire.sized": sized}
+
+    async def __call__(self, receive: Receive, send: Send, scope: Scope | None = None) -> None:
+        fast = scope is not None and "modelwire.head" in (scope.get("extensions") or ())
+        await send(self._start_head() if fast else self._start())
         if self.stream is None:
             await send({"type": "http.response.body", "body": self.body})
             return
         await _send_stream(self.stream, receive, send)
+
+
+def _safe(headers: Mapping[str, str]) -> Mapping[str, str]:
+    """``headers`` fit for the wire: a value is printable ASCII or it is percent-encoded
+    (values carry what an upstream said, e.g. its model name, and a CR or LF there would
+    add headers to the answer; a non-Latin-1 one made the reply fail)."""
+    if all(_printable(k) and _printable(v) for k, v in headers.items()):
+        return headers
+    from urllib.parse import quote
+
+    return {quote(k, safe=""): v if _printable(v) else quote(v, safe=" !\"#$&'()*+,/:;<=>?@[]^`{|}~")
+            for k, v in headers.items()}
+
+
+def _printable(text: str) -> bool:
+    return text.isascii() and text.isprintable()
 
 
 async def _send_stream(chunks: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
@@ -137,4 +170,4 @@ class Endpoint:
             reply = await self.handler(Request(scope, receive))
         except ClientGone:
             return
-        await reply(receive, send)
+        await reply(receive, send, scope)

@@ -48,6 +48,10 @@ _REASONS = {
 }
 _STATUS = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason) for code, reason in _REASONS.items()}
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
+# ASGI extensions this server offers. "modelwire.head": http.response.start may carry its
+# header lines ready-made, as ASCII bytes ("modelwire.head"; names lower-case, no framing
+# header but a content-length when "modelwire.sized"), in place of "headers"
+_EXTENSIONS: dict[str, dict[str, Any]] = {"modelwire.head": {}}
 
 
 def _status_line(code: int) -> bytes:
@@ -158,6 +162,16 @@ class _Cycle:
             status = message["status"]
             parts = [_status_line(status)]
             parts += [b"%s: %s\r\n" % kv for kv in proto.state.default_headers]
+            ready = message.get("modelwire.head")
+            if ready is not None:  # the extension: lines made by the app (asgi.Reply)
+                parts.append(ready)
+                sized = message.get("modelwire.sized", False)
+                self.chunked = False if sized or status < 200 or status in (204, 304) else None
+                if not self.keep_alive or proto.closing:
+                    self.keep_alive = False
+                    parts.append(b"connection: close\r\n")
+                self.head = b"".join(parts)
+                return
             length = None
             for name, value in message.get("headers", ()):
                 low = name.lower()
@@ -335,7 +349,7 @@ class GatewayHTTP(asyncio.Protocol):
             "client": self.client, "scheme": self.scheme, "method": parser.get_method().decode("ascii"),
             "root_path": self.root_path, "path": self.root_path + path,
             "raw_path": self.root_path.encode() + raw_path, "query_string": query,
-            "headers": self.headers, "state": self.app_state.copy(),
+            "headers": self.headers, "state": self.app_state.copy(), "extensions": _EXTENSIONS,
         }
         keep_alive = version != "1.0" and parser.should_keep_alive() and not self.closing
         cycle = self.parsing = _Cycle(self, scope, keep_alive, self.expect_continue)
