@@ -73,7 +73,9 @@ class Turn:
 
     def _encode(self, ep: Endpoint, secret: str | None, stream: bool, strip: bool,
                 strip_schema: bool | None = None) -> Any:
-        headers = ep.headers + self.settings.headers + tuple((self.options.headers or {}).items())
+        headers = ep.headers + self.settings.headers
+        if self.options.headers:
+            headers += tuple(self.options.headers.items())
         target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers)
         return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
 

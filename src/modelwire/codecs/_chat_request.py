@@ -79,8 +79,10 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
         body[key] = value
     headers = {"content-type": "application/json"}
     headers.update(target.auth_headers())
-    headers.update({k.lower(): v for k, v in profile.default_headers})
-    headers.update({k.lower(): v for k, v in target.headers})
+    if profile.default_headers:
+        headers.update({k.lower(): v for k, v in profile.default_headers})
+    if target.headers:
+        headers.update({k.lower(): v for k, v in target.headers})
     return EncodedRequest("POST", PATH, headers, dumps(body))
 
 

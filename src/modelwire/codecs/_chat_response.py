@@ -70,11 +70,13 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
         if isinstance(value, str) and value:
             reasoning.insert(0, value)
             break
-    details = wrap_details(wire.get("reasoning_details"), issuer)
+    items = wire.get("reasoning_details")
+    details = wrap_details(items, issuer) if items else []
     if not reasoning and details:
         # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details
         reasoning = [d["block"]["text"] for d in details if isinstance(d["block"].get("text"), str)]
-    calls, signatures = _calls(wire.get("tool_calls"))
+    wire_calls = wire.get("tool_calls")
+    calls, signatures = _calls(wire_calls) if wire_calls else ([], [])
     msg: AssistantMessage = {"role": "assistant", "content": text if text or not calls else None}
     joined = "".join(reasoning)
     if joined:
