@@ -94,9 +94,9 @@ class H1Conn(asyncio.Protocol):
     """One HTTP/1.1 connection, one exchange at a time; httptools calls the ``on_*``."""
 
     __slots__ = (
-        "_buffered", "_deadline", "_decoder", "_interim", "_lost", "_paused", "_spare", "_timer", "_waiter", "any_bytes",
-        "chunks", "done", "error", "head_done", "headers", "idle_since", "keep_alive",
-        "loop", "parser", "status", "transport", "until_close",
+        "_buffered", "_deadline", "_decoder", "_interim", "_lost", "_paused", "_spare", "_timer",
+        "_waiter", "any_bytes", "chunks", "done", "error", "head_done", "headers", "idle_since",
+        "keep_alive", "loop", "parser", "status", "transport", "until_close",
     )
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:

@@ -167,36 +167,36 @@ class _Cycle:
                 parts.append(ready)
                 sized = message.get("modelwire.sized", False)
                 self.chunked = False if sized or status < 200 or status in (204, 304) else None
-                if not self.keep_alive or proto.closing:
-                    self.keep_alive = False
-                    parts.append(b"connection: close\r\n")
-                self.head = b"".join(parts)
-                return
-            length = None
-            for name, value in message.get("headers", ()):
-                low = name.lower()
-                if low == b"content-length":
-                    length = value
-                    continue
-                if low == b"transfer-encoding":
-                    continue  # framing is ours
-                elif low == b"connection" and value.lower() == b"close":
-                    self.keep_alive = False
-                    continue
-                parts.append(b"%s: %s\r\n" % (name, value))
-            if status < 200 or status in (204, 304):
-                self.chunked = False
-            elif length is not None:
-                parts.append(b"content-length: %s\r\n" % length)
-                self.chunked = False
             else:
-                self.chunked = None
+                self._headers(status, message.get("headers", ()), parts)
             if not self.keep_alive or proto.closing:
                 self.keep_alive = False
                 parts.append(b"connection: close\r\n")
             self.head = b"".join(parts)
             return
         raise RuntimeError(f"unexpected ASGI message {kind!r}")
+
+    def _headers(self, status: int, headers: Any, parts: list[bytes]) -> None:
+        """The app's header pairs into ``parts``; the framing (length or chunks) is ours."""
+        length = None
+        for name, value in headers:
+            low = name.lower()
+            if low == b"content-length":
+                length = value
+                continue
+            if low == b"transfer-encoding":
+                continue  # framing is ours
+            elif low == b"connection" and value.lower() == b"close":
+                self.keep_alive = False
+                continue
+            parts.append(b"%s: %s\r\n" % (name, value))
+        if status < 200 or status in (204, 304):
+            self.chunked = False
+        elif length is not None:
+            parts.append(b"content-length: %s\r\n" % length)
+            self.chunked = False
+        else:
+            self.chunked = None
 
 
 class GatewayHTTP(asyncio.Protocol):
