@@ -140,3 +140,33 @@ def test_reply_headers_are_wire_safe_on_both_start_messages():
                                        b"x-request-id: req_1\r\n")
     assert ready["modelwire.sized"] is True
     assert Reply(204)._start_head()["modelwire.sized"] is False  # no length on a 204
+
+
+def test_access_lines_written_directly_read_as_logging_writes_them(monkeypatch):
+    import io
+    import logging
+    import time
+
+    from modelwire.gateway import accesslog
+
+    monkeypatch.setattr(time, "time", lambda: 1764472923.456789)  # both paths read the clock
+    args = ("req_1", "chat_completions", "m", "p/m", 200, 12.345, 7)
+    logger = logging.getLogger("test.modelwire.gateway.access")
+    monkeypatch.setattr(logger, "propagate", False)
+    logger.setLevel(logging.INFO)
+    direct, through_logging = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(logger, "handlers", [accesslog.AccessHandler(direct)])
+    accesslog.write(logger, args)
+    handler = accesslog.AccessHandler(through_logging)
+    handler.addFilter(lambda record: True)  # a filter: only logging may apply it
+    monkeypatch.setattr(logger, "handlers", [handler])
+    accesslog.write(logger, args)
+    assert direct.getvalue() == through_logging.getvalue()
+    assert direct.getvalue().endswith(
+        ".456 access req_1 chat_completions model=m upstream=p/m status=200 latency_ms=12.3 tokens=7\n")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))  # a user's own format
+    handler.filters.clear()
+    through_logging.truncate(0)
+    through_logging.seek(0)
+    accesslog.write(logger, args)
+    assert through_logging.getvalue() == "INFO req_1 chat_completions model=m upstream=p/m status=200 latency_ms=12.3 tokens=7\n"

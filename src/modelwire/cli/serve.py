@@ -81,10 +81,9 @@ def _log_config(access: bool) -> dict[str, Any]:
 
     config = copy.deepcopy(LOGGING_CONFIG)
     if access:
-        config["formatters"]["modelwire_access"] = {
-            "format": "%(asctime)s.%(msecs)03d access %(message)s", "datefmt": "%Y-%m-%dT%H:%M:%S"}
+        # the handler formats as accesslog.FORMAT itself (and writes lines directly)
         config["handlers"]["modelwire_access"] = {
-            "class": "logging.StreamHandler", "formatter": "modelwire_access", "stream": "ext://sys.stderr"}
+            "class": "modelwire.gateway.accesslog.AccessHandler", "stream": "ext://sys.stderr"}
         config["loggers"]["modelwire.gateway.access"] = {
             "handlers": ["modelwire_access"], "level": "INFO", "propagate": False}
     return config

@@ -14,6 +14,7 @@ import orjson
 from ..codecs import codec_for
 from ..errors import ModelwireError, OverloadedError
 from ..events import StreamError
+from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log
 from .asgi import Reply
 from .doors import open_sealed, seal_events, seal_message
@@ -59,7 +60,7 @@ class _Ctx:
 
 
 def _access_line(args: tuple[Any, ...]) -> None:
-    access_log.info("%s %s model=%s upstream=%s status=%d latency_ms=%.1f tokens=%d", *args)
+    write_access(access_log, args)
 
 
 def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
