@@ -318,11 +318,6 @@ class GatewayHTTP(asyncio.Protocol):
             self.transport.resume_reading()
 
     # ------------------------------------------------------------- httptools
-    def on_message_begin(self) -> None:
-        self.url = b""
-        self.headers = []
-        self.expect_continue = False
-
     def on_url(self, url: bytes) -> None:
         self.url += url
 
@@ -353,6 +348,10 @@ class GatewayHTTP(asyncio.Protocol):
         }
         keep_alive = version != "1.0" and parser.should_keep_alive() and not self.closing
         cycle = self.parsing = _Cycle(self, scope, keep_alive, self.expect_continue)
+        # ready for the next message (here, not in an on_message_begin: one callback less)
+        self.url = b""
+        self.headers = []
+        self.expect_continue = False
         if self.cycle is None:
             self._start(cycle)
         else:  # pipelined: answered after the ones before it
