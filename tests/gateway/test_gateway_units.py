@@ -170,3 +170,14 @@ def test_access_lines_written_directly_read_as_logging_writes_them(monkeypatch):
     through_logging.seek(0)
     accesslog.write(logger, args)
     assert through_logging.getvalue() == "INFO req_1 chat_completions model=m upstream=p/m status=200 latency_ms=12.3 tokens=7\n"
+
+
+def test_both_start_messages_agree_on_what_is_not_wire_safe():
+    # the ready-made head checks its lines in one call; the generic start per header:
+    # a control character (here a NUL and a tab) is encoded the same way by both
+    from modelwire.gateway.asgi import Reply
+
+    reply = Reply(200, b"{}", {"x-modelwire-model": "p/a\x00b\tc"})
+    generic = dict(reply._start()["headers"])[b"x-modelwire-model"]
+    assert generic == b"p/a%00b%09c"
+    assert b"x-modelwire-model: " + generic + b"\r\n" in reply._start_head()["modelwire.head"]

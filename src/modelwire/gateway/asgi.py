@@ -90,12 +90,11 @@ class Reply:
         """``http.response.start`` for a server that takes the header lines ready-made
         (the ``modelwire.head`` extension of :mod:`.h1server`): one string, one encode,
         instead of a pair of bytes per header that the server then formats again."""
-        headers = self.headers
-        lines = [f"{k}: {v}\r\n" for k, v in headers.items()]
-        head = "".join(lines)
-        if not head.isascii() or head.count("\n") != len(lines) or head.count("\r") != len(lines):
-            head = "".join(f"{k}: {v}\r\n" for k, v in _safe(headers).items())
-        head = f"content-type: {self.content_type}\r\n{head}"
+        lines = [f"{k}: {v}\r\n" for k, v in self.headers.items()]
+        flat = "".join([line[:-2] for line in lines])
+        if not (flat.isascii() and flat.isprintable()):  # the test _safe makes, in one call
+            lines = [f"{k}: {v}\r\n" for k, v in _safe(self.headers).items()]
+        head = f"content-type: {self.content_type}\r\n{''.join(lines)}"
         sized = self.stream is None and self.status >= 200 and self.status not in (204, 304)
         if sized:
             head = f"content-length: {len(self.body)}\r\n{head}"

@@ -48,10 +48,10 @@ _REASONS = {
 }
 _STATUS = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason) for code, reason in _REASONS.items()}
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
-# ASGI extensions this server offers. "modelwire.head": http.response.start may carry its
-# header lines ready-made, as ASCII bytes ("modelwire.head"; names lower-case, no framing
-# header but a content-length when "modelwire.sized"), in place of "headers"
-_EXTENSIONS: dict[str, dict[str, Any]] = {"modelwire.head": {}}
+# ASGI extensions this server offers (scope["extensions"], a new dict per request: an app
+# may change its scope). "modelwire.head": http.response.start may carry its header lines
+# ready-made, as ASCII bytes ("modelwire.head"; names lower-case, no framing header but a
+# content-length when "modelwire.sized"), in place of "headers"
 
 
 def _status_line(code: int) -> bytes:
@@ -344,7 +344,8 @@ class GatewayHTTP(asyncio.Protocol):
             "client": self.client, "scheme": self.scheme, "method": parser.get_method().decode("ascii"),
             "root_path": self.root_path, "path": self.root_path + path,
             "raw_path": self.root_path.encode() + raw_path, "query_string": query,
-            "headers": self.headers, "state": self.app_state.copy(), "extensions": _EXTENSIONS,
+            "headers": self.headers, "state": self.app_state.copy(),
+            "extensions": {"modelwire.head": {}},
         }
         keep_alive = version != "1.0" and parser.should_keep_alive() and not self.closing
         cycle = self.parsing = _Cycle(self, scope, keep_alive, self.expect_continue)
