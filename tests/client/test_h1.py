@@ -420,3 +420,44 @@ def test_response_headers_read_like_a_dict_of_lowercased_names():
     assert dict(headers.items()) == dict(headers)
     with pytest.raises(KeyError):
         headers["missing"]
+
+
+def _in_pieces(answer: bytes, how: str) -> Callable[[asyncio.StreamWriter], object]:
+    """``answer`` written whole, head and body apart, or a byte at a time."""
+
+    async def write(writer: asyncio.StreamWriter) -> None:
+        if how == "whole":
+            pieces = [answer]
+        elif how == "head|body":
+            cut = answer.index(b"\r\n\r\n") + 4
+            pieces = [answer[:cut], answer[cut:]]
+        else:
+            pieces = [answer[i:i + 1] for i in range(len(answer))]
+        for piece in pieces:
+            writer.write(piece)
+            await writer.drain()
+            if len(pieces) > 1:
+                await asyncio.sleep(0.001)  # separate reads on the client's side
+
+    return write
+
+
+@pytest.mark.parametrize("how", ["whole", "head|body", "bytes"])
+async def test_an_answer_reads_the_same_however_its_bytes_arrive(how):
+    packed = gzip.compress(b'{"zipped": true}')
+    script = {1: _ok(b'{"a": 1}', b"X-Request-Id: r1", b"x-dup: 1", b"X-Dup: 2"),
+              2: _ok(packed, b"Content-Encoding: GZIP"),
+              3: b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n" + _ok(b"{}"),
+              4: _chunked(b"data: a\n\n"),
+              5: b"HTTP/1.1 429 Too Many Requests\r\nretry-after: 2\r\ncontent-length: 2\r\n\r\n{}",
+              6: _ok(b"last", b"Connection: close")}
+    async with Scripted(lambda c, n: _in_pieces(script[n], how)) as srv:
+        t = AsyncHTTPTransport()
+        got = [await t.send(_request(), srv.base_url, Timeouts()) for _ in range(6)]
+        await t.aclose()
+    assert [r.status for r in got] == [200, 200, 200, 200, 429, 200]
+    assert [r.body for r in got] == [b'{"a": 1}', b'{"zipped": true}', b"{}", b"data: a\n\n", b"{}", b"last"]
+    assert got[0].headers["x-request-id"] == "r1" and got[0].headers["x-dup"] == "1, 2"
+    assert got[4].headers["retry-after"] == "2"
+    assert srv.connections == 1  # every answer kept the connection; the last one closes it
+
