@@ -46,6 +46,8 @@ class Turn:
         self.want_stream = stream
         self.chain = settings.chain()
         self.position = 0
+        # the current model's endpoint (an attribute, not a lookup: read ~5 times a call)
+        self.endpoint: Endpoint = self.chain.entries[0][1]
         self.messages = prepare_conversation(messages)
         self.attempts: list[Attempt] = []
         self.errors: list[ModelwireError] = []
@@ -56,10 +58,6 @@ class Turn:
         self.plan_: Plan | None = None
         total = settings.timeouts.total
         self.deadline = None if total is None else time.monotonic() + total
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return self.chain.entries[self.position][1]
 
     # ------------------------------------------------------------- planning
     def plan(self) -> Plan:
@@ -251,6 +249,7 @@ class Turn:
         if not self.chain.has_after(self.position):
             self._raise(error)
         self.position += 1
+        self.endpoint = self.chain.entries[self.position][1]
         self.strip = False
         self.ladder = LadderState(has_fallback=self.chain.has_after(self.position))
         return 0.0

@@ -461,3 +461,38 @@ async def test_an_answer_reads_the_same_however_its_bytes_arrive(how):
     assert got[4].headers["retry-after"] == "2"
     assert srv.connections == 1  # every answer kept the connection; the last one closes it
 
+
+
+def test_one_transport_serves_one_loop_after_another():
+    # pools belong to a loop: a base URL used from a finished loop gets a new pool in
+    # the next one (a route kept from the first would write through a closed loop)
+    import threading
+
+    ready = threading.Event()
+    box: dict[str, object] = {}
+
+    def serve() -> None:
+        async def main() -> None:
+            async with Scripted(lambda c, n: _ok(b'{"n": %d}' % n)) as srv:
+                box["srv"], box["loop"], box["stop"] = srv, asyncio.get_running_loop(), asyncio.Event()
+                ready.set()
+                await box["stop"].wait()  # type: ignore[attr-defined]
+
+        asyncio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    srv: Scripted = box["srv"]  # type: ignore[assignment]
+    t = AsyncHTTPTransport()
+
+    async def once() -> bytes:
+        return (await t.send(_request(), srv.base_url, Timeouts(total=10))).body
+
+    try:
+        assert asyncio.run(once()) == b'{"n": 1}'
+        assert asyncio.run(once()) == b'{"n": 1}'  # a new connection from the new loop
+        assert srv.connections == 2
+    finally:
+        box["loop"].call_soon_threadsafe(box["stop"].set)  # type: ignore[attr-defined]
+        thread.join(10)

@@ -73,10 +73,6 @@ def finish_reason(native: Any, has_tool_calls: bool) -> tuple[FinishReason, str 
     return reason, (None if native == reason else native)
 
 
-def _int(value: Any) -> int:
-    return value if type(value) is int else 0  # not bool (a subclass); JSON has no others
-
-
 def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     """Any provider's Chat Completions usage object -> our :class:`Usage`.
 
@@ -99,14 +95,20 @@ def usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     pdet = pdet if pdet and isinstance(pdet, MAPPING) else {}
     cdet = get("completion_tokens_details")
     cdet = cdet if cdet and isinstance(cdet, MAPPING) else {}
-    cache_read = (
-        _int(pdet.get("cached_tokens"))
-        or _int(get("prompt_cache_hit_tokens"))
-        or _int(get("num_cached_tokens"))
-        or _int(get("cached_tokens"))
-    )
-    cache_write = _int(pdet.get("cache_write_tokens")) or _int(get("cache_creation_input_tokens"))
-    reasoning = _int(cdet.get("reasoning_tokens"))
+    # the first count given, in loops rather than a call per candidate (per answer)
+    cache_read = 0
+    for value in (pdet.get("cached_tokens"), get("prompt_cache_hit_tokens"), get("num_cached_tokens"),
+                  get("cached_tokens")):
+        if value and type(value) is int:  # not bool (a subclass); JSON has no other ints
+            cache_read = value
+            break
+    cache_write = 0
+    for value in (pdet.get("cache_write_tokens"), get("cache_creation_input_tokens")):
+        if value and type(value) is int:
+            cache_write = value
+            break
+    reasoning = cdet.get("reasoning_tokens")
+    reasoning = reasoning if type(reasoning) is int else 0
     if reasoning and total == prompt + completion + reasoning:
         # xAI counts reasoning outside completion_tokens (total = prompt +
         # completion + reasoning); OpenAI semantics put it inside.

@@ -274,7 +274,7 @@ def _decode_fields(data: Mapping[str, Any], req: Request, metadata: dict[str, An
     if data.get("stream") is not None:
         req["stream"] = bool(data["stream"])
     options = data.get("stream_options")
-    if isinstance(options, MAPPING):
+    if options is not None and isinstance(options, MAPPING):  # None: no ABC check
         metadata["stream_options"] = dict(options)
 
 
@@ -287,14 +287,14 @@ def _decode_thinking(data: Mapping[str, Any], req: Request, metadata: dict[str, 
     thinking = data.get("thinking")
     if isinstance(effort, str) and effort in _EFFORTS:
         req["thinking"], metadata["native_thinking"] = _EFFORTS[effort], "reasoning_effort"
-    elif isinstance(reasoning, MAPPING):
+    elif reasoning is not None and isinstance(reasoning, MAPPING):
         level: Effort | None = "medium"
         if isinstance(reasoning.get("effort"), str):
             level = _EFFORTS.get(reasoning["effort"], "medium")
         if reasoning.get("enabled") is False:
             level = None
         req["thinking"], metadata["native_thinking"] = level, "reasoning"
-    elif isinstance(thinking, MAPPING) and isinstance(thinking.get("type"), str):
+    elif thinking is not None and isinstance(thinking, MAPPING) and isinstance(thinking.get("type"), str):
         on = thinking["type"] in ("enabled", "adaptive")
         req["thinking"], metadata["native_thinking"] = ("medium" if on else None), "thinking"
     elif isinstance(data.get("enable_thinking"), bool):

@@ -20,7 +20,7 @@ from .asgi import Reply
 from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
-from .lane import eligible
+from .lane import eligible, same_protocol
 
 __all__ = ["make_handlers"]
 
@@ -182,7 +182,7 @@ class _Handlers:
             if route is not None:
                 ctx.route = f"{route.kind}: {route.reason}"
             client = self.gw.client(ctx.model, request.headers)
-            same = getattr(client, "api_mode", None) == door
+            same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client, req, ctx, request.headers)

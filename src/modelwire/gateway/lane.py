@@ -107,18 +107,28 @@ def _replace_by_tokens(raw: bytes, value: bytes) -> bytes:
     return raw
 
 
+def same_protocol(client: Any, door: str) -> bool:
+    """Whether ``client``'s upstream speaks ``door``'s protocol (once per client and door)."""
+    return _fit(client, door)[0]
+
+
 def eligible(client: Any, door: str, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
-    # what depends on the client alone is decided once per client and door
-    cache = client.__dict__.setdefault("_lane_doors", {})
-    ok = cache.get(door)
-    if ok is None:
-        ok = cache[door] = _client_eligible(client, door)
-    if not ok or b"mwseal1." in raw:
+    if not _fit(client, door)[1] or b"mwseal1." in raw:
         return False  # sealed reasoning must be opened: translate
     # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
     # translating path drops them, so it serves these (conservative: any "id" key)
     return not (door == "responses" and b'"id"' in raw)
+
+
+def _fit(client: Any, door: str) -> tuple[bool, bool]:
+    """(same protocol, lane-eligible) for a client and door: what depends on the client
+    alone, decided once (the gateway's clients keep their model and settings)."""
+    cache = client.__dict__.setdefault("_lane_doors", {})
+    fit = cache.get(door)
+    if fit is None:
+        fit = cache[door] = (getattr(client, "api_mode", None) == door, _client_eligible(client, door))
+    return fit  # type: ignore[no-any-return]
 
 
 def _client_eligible(client: Any, door: str) -> bool:
