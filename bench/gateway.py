@@ -61,6 +61,41 @@ from _util import (
 STALL_S = 10.0  # a stream silent this long counts as stalled
 MAX_TOKENS = 200  # the fast upstream streams this many chunks (--stream-chunks)
 PROMPT = "Explain in two sentences why streaming responses reduce perceived latency for users."
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "read_file", "description": "Read a file from the workspace.",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}},
+    {"type": "function", "function": {
+        "name": "run", "description": "Run a shell command and return its output.",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"},
+                                                        "timeout": {"type": "integer"}},
+                       "required": ["command"]}}},
+]
+
+
+def conversation(turns: int) -> dict[str, Any]:
+    """The body's conversation: the prompt alone, or (``--turns N``) an agent's: a system
+    prompt, N earlier exchanges (a question, a tool call, its ~1 KiB result, an answer),
+    the tools, then the prompt. The translating path's work grows with it; the lane's not."""
+    if not turns:
+        return {"messages": [{"role": "user", "content": PROMPT}]}
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a careful coding agent. Read before you change anything."}]
+    for i in range(turns):
+        call = f"call_{i:04d}"
+        messages += [
+            {"role": "user", "content": f"Step {i}: look at src/module_{i}.py and say what it does."},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": call, "type": "function",
+                "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/module_{i}.py"})}}]},
+            {"role": "tool", "tool_call_id": call, "content": "def double(x):\n    return x * 2\n" * 32},
+            {"role": "assistant", "content": f"module_{i}.py defines double(), which doubles its argument."},
+        ]
+    messages.append({"role": "user", "content": PROMPT})
+    return {"messages": messages, "tools": TOOLS}
+
+
+CONVERSATION = conversation(0)  # --turns sets it
 
 
 # ================================================================ load generator
@@ -416,7 +451,7 @@ class Cell:
 
 def run_cell(b: Bench, target: str, url: str, model: str, conc: int, stream: bool, seconds: float,
              server: Proc | None, others: list[Proc]) -> Cell:
-    body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": MAX_TOKENS}
+    body = {"model": model, **CONVERSATION, "max_tokens": MAX_TOKENS}
     if stream:
         body["stream"] = True
     body_path = b.workdir / f"body-{int(stream)}.json"
@@ -451,8 +486,7 @@ def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
     """name -> {"ttfb", "total", "errors"}: concurrency 1, the targets interleaved."""
     argv = [*b.cores("client"), sys.executable, __file__, "--_paired", str(seconds), "0.5", "1" if stream else "0"]
     for name, url, model in targets:
-        body = {"model": model, "messages": [{"role": "user", "content": PROMPT}], "max_tokens": MAX_TOKENS,
-                **({"stream": True} if stream else {})}
+        body = {"model": model, **CONVERSATION, "max_tokens": MAX_TOKENS, **({"stream": True} if stream else {})}
         path = b.workdir / f"paired-{name}-{int(stream)}.json"
         path.write_text(json.dumps(body))
         argv += [url, str(path)]
@@ -630,9 +664,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
                     help="also measure a bare uvicorn + aiohttp proxy (bench/_floor.py) and a raw "
                          "asyncio + httptools one (bench/_rawfloor.py)")
+    ap.add_argument("--turns", type=int, default=0,
+                    help="send an agent's conversation: N earlier exchanges with tool calls and "
+                         "results, and the tools (default 0: one user message)")
     args = ap.parse_args(argv)
-    global MAX_TOKENS
+    global MAX_TOKENS, CONVERSATION
     MAX_TOKENS = max(1, args.stream_chunks)
+    CONVERSATION = conversation(max(0, args.turns))
     seconds = 4.0 if args.quick else min(60.0, max(1.0, args.seconds))
     # one fake key for every target: the emulator takes any, modelwire (no gateway keys
     # configured, loopback) ignores it, LiteLLM's proxy wants it as its master key
@@ -654,7 +692,8 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     if emu is None:
         return 1
     print(f"  upstream: {'modelwire emulator' if args.upstream == 'emulator' else 'bench/_upstream.py'}; "
-          f"streams ask for {MAX_TOKENS} chunks (max_tokens)")
+          f"streams ask for {MAX_TOKENS} chunks (max_tokens); request: "
+          f"{len(CONVERSATION['messages'])} message(s), {len(json.dumps(CONVERSATION))} bytes")
     targets: list[tuple[str, str, str, Proc | None]] = [
         ("direct", f"http://127.0.0.1:{emu.port}/v1/chat/completions", "emulator-1", None)]
     floor = start_floor(b, emu.port) if args.floor else None

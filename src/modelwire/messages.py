@@ -87,7 +87,8 @@ def _check_message(msg: Any, i: int) -> str:
         )
     if role == "tool" and (not isinstance(msg.get("tool_call_id"), str) or not msg["tool_call_id"]):
         raise MessageError(f"messages[{i}].tool_call_id must be a non-empty string", index=i)
-    _check_content(msg, i, optional=role == "assistant")
+    if type(msg.get("content")) is not str:  # text needs no further look (most messages)
+        _check_content(msg, i, optional=role == "assistant")
     return role
 
 
@@ -172,6 +173,8 @@ class _Turn:
         self.answered: set[str] = set()
 
     def close(self, out: list[dict[str, Any]], repair: bool) -> None:
+        if len(self.answered) == len(self.ids):
+            return  # every call answered (answered holds only ids of these calls)
         missing = [cid for cid in self.ids if cid not in self.answered]
         if missing and not repair:
             raise MessageError(
@@ -223,7 +226,7 @@ def prepare_conversation(messages: list[Message], *, repair: bool = True) -> lis
         calls = _fix_calls(msg, i, repair)
         if not calls:
             msg.pop("tool_calls", None)  # an empty list is rejected by OpenAI
-            if is_reasoning_only(msg):
+            if (msg.get("reasoning_content") or msg.get("reasoning_details")) and is_reasoning_only(msg):
                 # Left out of what is sent, so it does not stand between a
                 # call and its results either.
                 continue

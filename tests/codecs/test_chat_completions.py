@@ -398,3 +398,31 @@ def test_parsed_arguments_from_a_caller_are_serialized() -> None:
     msgs = body_for(convo({"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}))["messages"]
     assert msgs[1]["tool_calls"][0]["function"]["arguments"] == '{"x":1}'
+
+
+def test_a_decoded_mapping_never_shares_the_callers_message_dicts() -> None:
+    # bytes are parsed into dicts the request owns; a caller's mapping is copied, so
+    # what later steps do to the request cannot reach the caller's objects
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    req = cc.decode_request({"model": "m", "messages": messages})
+    req["messages"][0]["content"] = "changed"
+    assert messages[0] == {"role": "user", "content": "hi"}
+    assert all(a is not b for a, b in zip(req["messages"], messages))
+    from_bytes = cc.decode_request(json.dumps({"model": "m", "messages": messages}).encode())
+    assert from_bytes["messages"] == messages
+
+
+def test_tool_calls_go_out_whole_and_the_callers_call_is_untouched() -> None:
+    plain = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'},
+             "extra_content": {"google": {"thought_signature": "sig"}}, "index": 0}
+    parsed = {"id": "call_2", "type": "function", "function": {"name": "g", "arguments": {"b": 2}}}
+    msgs = [{"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [plain, parsed]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "r1"},
+            {"role": "tool", "tool_call_id": "call_2", "content": "r2"}]
+    before = json.dumps(msgs)
+    sent = body_for({"model": "m", "messages": msgs})["messages"][1]["tool_calls"]
+    assert sent == [{"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a": 1}'},
+                     "index": 0},  # no extra_content for an endpoint that does not take Gemini's
+                    {"id": "call_2", "type": "function", "function": {"name": "g", "arguments": '{"b":2}'}}]
+    assert json.dumps(msgs) == before

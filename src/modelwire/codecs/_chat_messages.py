@@ -86,7 +86,8 @@ class ToolIds:
 def encode_messages(messages: Any, profile: ProviderProfile) -> list[dict[str, Any]]:
     if not isinstance(messages, list):
         raise MessageError("messages must be a list")
-    ids = ToolIds(profile.tool_id_format)
+    # None: ids go out as they are (most profiles), without a call per id
+    ids = ToolIds(profile.tool_id_format) if profile.tool_id_format != "any" else None
     out: list[dict[str, Any]] = []
     media: list[dict[str, Any]] = []  # attachments of the current run of tool results
     for i, msg in enumerate(messages):
@@ -106,7 +107,7 @@ def encode_messages(messages: Any, profile: ProviderProfile) -> list[dict[str, A
             wire = _clean(msg)
             if role == "developer" and not profile.developer_role:
                 wire["role"] = "system"  # endpoints without a developer role read it as system
-            if role == "user":
+            if role == "user" and not profile.vision:
                 _check_vision(wire.get("content"), i, profile, "")
             out.append(wire)
     if media:
@@ -116,7 +117,7 @@ def encode_messages(messages: Any, profile: ProviderProfile) -> list[dict[str, A
 
 def _clean(msg: dict[str, Any]) -> dict[str, Any]:
     # ``_``-prefixed keys are caller scaffolding, never wire fields
-    return {k: v for k, v in msg.items() if not k.startswith("_")}
+    return {k: v for k, v in msg.items() if k[:1] != "_"}
 
 
 def _check_vision(content: Any, i: int, profile: ProviderProfile, where: str) -> None:
@@ -130,8 +131,8 @@ def _check_vision(content: Any, i: int, profile: ProviderProfile, where: str) ->
             )
 
 
-def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds) -> dict[str, Any]:
-    wire = {k: v for k, v in msg.items() if k not in _ASSISTANT_INTERNAL and not k.startswith("_")}
+def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds | None) -> dict[str, Any]:
+    wire = {k: v for k, v in msg.items() if k not in _ASSISTANT_INTERNAL and k[:1] != "_"}
     calls = msg.get("tool_calls")
     if calls is None:
         wire.pop("tool_calls", None)  # null is no calls
@@ -147,7 +148,8 @@ def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolI
         # A refusal is the model's own words; sent as content so the turn is not
         # empty (OpenAI requires content or tool_calls) on any server.
         wire["content"] = refusal
-    _gemini_signatures(msg, wire, profile)
+    if isinstance(msg.get("reasoning_details"), list):
+        _gemini_signatures(msg, wire, profile)
     text, details = _reasoning_echo(msg, profile)
     if text is not None:
         wire["reasoning_content"] = text
@@ -156,28 +158,35 @@ def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolI
     return wire
 
 
-def _call(call: Any, i: int, j: int, profile: ProviderProfile, ids: ToolIds) -> dict[str, Any]:
-    where = f"messages[{i}].tool_calls[{j}]"
+def _call(call: Any, i: int, j: int, profile: ProviderProfile, ids: ToolIds | None) -> dict[str, Any]:
     if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-        raise MessageError(f"{where} must be an object with a function", index=i)
+        raise MessageError(f"messages[{i}].tool_calls[{j}] must be an object with a function", index=i)
     fn = call["function"]
     name = fn.get("name")
     if not isinstance(name, str):
-        raise MessageError(f"{where}.function.name must be a string", index=i)
+        raise MessageError(f"messages[{i}].tool_calls[{j}].function.name must be a string", index=i)
     args = fn.get("arguments", "")
-    if isinstance(args, (dict, list)):
-        args = orjson.dumps(args).decode()  # a caller's parsed arguments: the wire wants a string
+    if type(args) is str:
+        function = fn if "arguments" in fn else {**fn, "arguments": args}
+    elif isinstance(args, (dict, list)):
+        # a caller's parsed arguments: the wire wants a string
+        function = {**fn, "arguments": orjson.dumps(args).decode()}
     elif args is None:
-        args = ""
-    elif not isinstance(args, str):
-        raise MessageError(f"{where}.function.arguments must be a JSON string", index=i)
+        function = {**fn, "arguments": ""}
+    elif isinstance(args, str):
+        function = {**fn, "arguments": str(args)}
+    else:
+        raise MessageError(f"messages[{i}].tool_calls[{j}].function.arguments must be a JSON string", index=i)
     call_id = call.get("id")
     if not isinstance(call_id, str):
-        raise MessageError(f"{where}.id must be a string", index=i)
+        raise MessageError(f"messages[{i}].tool_calls[{j}].id must be a string", index=i)
     # other keys on the call (cache_control for OpenRouter's Anthropic caching) pass
     # through, like Mistral's ``index``
-    out: dict[str, Any] = {k: v for k, v in call.items() if k != "extra_content"}
-    out.update({"id": ids(call_id), "type": "function", "function": {**fn, "arguments": args}})
+    out: dict[str, Any] = dict(call)
+    out.pop("extra_content", None)
+    out["id"] = call_id if ids is None else ids(call_id)
+    out["type"] = "function"
+    out["function"] = function
     extra = call.get("extra_content")
     if extra and profile.accepts_issuer("gemini"):
         # Gemini's thought_signature rides on the call (extra_content.google);
@@ -217,6 +226,11 @@ def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str 
     if policy == "none":
         return None, []
     details = msg.get("reasoning_details")
+    if not details:
+        # no block, so none from an issuer this endpoint accepts: no text either (below)
+        if policy == "required" and msg.get("tool_calls"):
+            return " ", []
+        return None, []
     details = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
     own = [d for d in details if isinstance(d.get("block"), dict)
            and profile.accepts_issuer(d.get("issuer") or "")]
@@ -248,13 +262,14 @@ def reasoning_text(msg: dict[str, Any]) -> str | None:
     return text
 
 
-def _tool(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds,
+def _tool(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds | None,
           media: list[dict[str, Any]]) -> dict[str, Any]:
     call_id = msg.get("tool_call_id")
     if not isinstance(call_id, str):
         raise MessageError(f"messages[{i}].tool_call_id must be a string", index=i)
     wire = _clean(msg)
-    wire["tool_call_id"] = ids(call_id)
+    if ids is not None:
+        wire["tool_call_id"] = ids(call_id)
     content = msg.get("content")
     if not isinstance(content, list):
         return wire

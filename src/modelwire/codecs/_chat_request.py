@@ -206,7 +206,9 @@ def decode_request(body: bytes | str | Mapping[str, Any], headers: Mapping[str, 
     messages = data.get("messages")
     if not isinstance(messages, list) or not messages:
         raise MessageError("messages is required and must be a non-empty list")
-    req: Request = {"model": model, "messages": _decode_messages(messages, issuer or DEFAULT_ISSUER)}
+    # dicts parsed here are this request's own: kept, not copied (a caller's are copied)
+    owned = data is not body
+    req: Request = {"model": model, "messages": _decode_messages(messages, issuer or DEFAULT_ISSUER, owned)}
     metadata: dict[str, Any] = {"source_api": "chat_completions"}
     _decode_fields(data, req, metadata)
     extra = {k: v for k, v in data.items() if k not in _KNOWN}
@@ -217,7 +219,7 @@ def decode_request(body: bytes | str | Mapping[str, Any], headers: Mapping[str, 
     return req
 
 
-def _decode_messages(messages: list[Any], issuer: str) -> list[Any]:
+def _decode_messages(messages: list[Any], issuer: str, owned: bool = False) -> list[Any]:
     out = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict):
@@ -232,9 +234,10 @@ def _decode_messages(messages: list[Any], issuer: str) -> list[Any]:
             raise MessageError(f"messages[{i}].tool_call_id must be a string", index=i)
         if msg.get("tool_calls") is not None and not isinstance(msg["tool_calls"], list):
             raise MessageError(f"messages[{i}].tool_calls must be a list", index=i)
-        if role == "assistant":
-            msg = _tag_reasoning(msg, issuer)
-        out.append(dict(msg))
+        if role == "assistant" and ("reasoning_details" in msg or "reasoning_content" in msg
+                                    or "reasoning" in msg):
+            msg = _tag_reasoning(msg, issuer)  # a new dict when it tags anything
+        out.append(msg if owned else dict(msg))
     return out
 
 
