@@ -154,3 +154,24 @@ def test_a_rate_limit_in_the_lane_is_handed_to_the_ladder(lgw, emulator_clean):
     assert r.status_code == 200, r.text
     assert "x-modelwire-lane" not in r.headers  # served by the translating path after the 429
     assert r.headers["x-modelwire-attempts"] == "2"  # the lane's try counts
+
+
+@pytest.mark.parametrize("spelling", [b"mwseal1.", b"mwseal1\\u002e", b"\\u006dwseal1.", b"mwSEAL1."])
+def test_a_sealed_signature_never_rides_the_lane_however_it_is_spelled(lgw, emulator_clean, spelling):
+    # the gateway's own envelopes must be opened (or dropped) before anything goes
+    # upstream; JSON may spell any character of one as a \u escape, so a byte search for
+    # the plain prefix alone would let an escaped envelope through the lane verbatim
+    thinking = b'{"type":"thinking","thinking":"earlier","signature":"' + spelling + b'AAAAbogus"}'
+    raw = (b'{"model":"claude","max_tokens":256,"messages":[{"role":"user","content":"hi"},'
+           b'{"role":"assistant","content":[' + thinking + b',{"type":"text","text":"hello"}]},'
+           b'{"role":"user","content":"again"}]}')
+    n = _since(emulator_clean)
+    r = httpx.post(lgw.base_url + "/v1/messages", content=raw, timeout=30,
+                   headers={"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    sent = [json.dumps(req["body"]) for req in _after(emulator_clean, n)]
+    if spelling == b"mwSEAL1.":  # not the prefix (it is case-sensitive): the client's own bytes
+        assert "mwSEAL1.AAAAbogus" in sent[0]  # went out as sent (the upstream judges it)
+    else:  # opened, found foreign, dropped: translated, and nothing of it ever upstream
+        assert "x-modelwire-lane" not in r.headers and r.headers["x-modelwire-attempts"] == "1"
+        assert len(sent) == 1 and "mwseal1" not in sent[0] and "AAAAbogus" not in sent[0]

@@ -21,6 +21,7 @@ from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
 from .lane import eligible, same_protocol
+from .seal import may_hold_envelope
 
 __all__ = ["make_handlers"]
 
@@ -166,7 +167,8 @@ class _Handlers:
             # a codec should raise MessageError itself; this keeps a client's
             # mistake a 400 even where it does not
             raise GatewayError(400, f"invalid request: {type(exc).__name__}: {exc}", "invalid_request") from exc
-        req["messages"] = open_sealed(list(req.get("messages") or []), self.gw.sealer)
+        if may_hold_envelope(body):  # else no message has anything to open (not walked)
+            req["messages"] = open_sealed(list(req.get("messages") or []), self.gw.sealer)
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:

@@ -21,6 +21,7 @@ import orjson
 
 from ..codecs import EncodedRequest, Target
 from ..codecs._target import auth_headers
+from .seal import may_hold_envelope
 
 __all__ = ["Forward", "eligible", "replace_model"]
 
@@ -114,7 +115,7 @@ def same_protocol(client: Any, door: str) -> bool:
 
 def eligible(client: Any, door: str, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
-    if not _fit(client, door)[1] or b"mwseal1." in raw:
+    if not _fit(client, door)[1] or may_hold_envelope(raw):
         return False  # sealed reasoning must be opened: translate
     # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
     # translating path drops them, so it serves these (conservative: any "id" key)

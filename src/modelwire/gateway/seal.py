@@ -16,13 +16,35 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PREFIX", "Sealer"]
+__all__ = ["PREFIX", "Sealer", "may_hold_envelope"]
 
 PREFIX = "mwseal1."
 _AAD = b"modelwire-seal-v1"
+PREFIX_BYTES = PREFIX.encode()
+
+
+def _spelled(c: str) -> bytes:
+    """A regex for one character as JSON may write it: itself, or a backslash-u escape."""
+    digits = b"".join(b"[%s%s]" % (d.encode(), d.upper().encode()) if d.isalpha() else d.encode()
+                      for d in f"{ord(c):04x}")
+    return b"(?:%s|\\\\u%s)" % (re.escape(c.encode()), digits)  # four here: one escaped backslash in the regex
+
+
+_SPELLED = re.compile(b"".join(_spelled(c) for c in PREFIX))
+
+
+def may_hold_envelope(raw: bytes) -> bool:
+    """Whether a JSON body could hold a sealed envelope (a string that starts with
+    :data:`PREFIX`). False means it holds none: nothing needs opening, and the bytes may
+    go upstream as they are. The plain prefix is one byte search; the spellings with
+    escapes are looked for only in a body that has a backslash-u escape at all."""
+    if PREFIX_BYTES in raw:
+        return True
+    return b"\\u" in raw and _SPELLED.search(raw) is not None
 
 
 @dataclass(frozen=True, slots=True)
