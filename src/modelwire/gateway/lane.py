@@ -23,7 +23,7 @@ from ..codecs import EncodedRequest, Target
 from ..codecs._target import auth_headers
 from .seal import may_hold_envelope
 
-__all__ = ["Forward", "eligible", "replace_model"]
+__all__ = ["Forward", "eligible", "replace_model", "same_protocol"]
 
 _ANTHROPIC_PASS = ("anthropic-version", "anthropic-beta")
 # the issuer a door's decoder gives echoed reasoning (the codecs' defaults)
