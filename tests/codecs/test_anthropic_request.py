@@ -562,3 +562,27 @@ def test_user_text_beside_tool_results_stays_inside_the_tool_loop():
     assert body["messages"][1]["content"][0] == thinking()["block"]
     assert body["thinking"]["type"] == "enabled"
     assert [b["type"] for b in body["messages"][2]["content"]] == ["tool_result", "text"]
+
+
+def test_a_normalized_schema_shares_nothing_with_the_callers():
+    from modelwire.codecs._anthropic_tools import normalize_schema
+
+    schema = {"anyOf": [{"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}],
+                                                              "description": "d"}},
+                         "required": ["a"]},
+                        {"type": "object", "properties": {"b": {"type": "array", "items": {"type": "object"}}}}]}
+    before = json.dumps(schema, sort_keys=True)
+    out = normalize_schema(schema)
+    assert out["type"] == "object" and set(out["properties"]) == {"a", "b"}
+    assert out["properties"]["a"] == {"type": "string", "description": "d"}
+
+    def containers(node: object) -> list[object]:
+        found = [node] if isinstance(node, (dict, list)) else []
+        for child in (node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()):
+            found += containers(child)
+        return found
+
+    theirs = {id(c) for c in containers(schema)}
+    assert not [c for c in containers(out) if id(c) in theirs]  # no dict or list shared
+    out["properties"]["b"]["items"]["type"] = "changed"
+    assert json.dumps(schema, sort_keys=True) == before

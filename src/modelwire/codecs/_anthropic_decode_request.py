@@ -47,9 +47,14 @@ def _data_url(source: dict[str, Any]) -> str:
     return f"data:{source.get('media_type') or 'application/octet-stream'};base64,{source.get('data', '')}"
 
 
-def _part(block: dict[str, Any], where: str) -> dict[str, Any]:
-    """One user/tool-result content block -> an internal content part."""
+def _part(block: dict[str, Any], where: str, j: int | None = None) -> dict[str, Any]:
+    """One user/tool-result content block -> an internal content part (``where``, and
+    ``j`` when given, name the block in errors: formatted only for one)."""
     kind = block.get("type")
+    if kind == "text" and len(block) == 2 and type(block.get("text")) is str:
+        return {"type": "text", "text": block["text"]}  # the usual block: nothing else to keep
+    if j is not None:
+        where = f"{where}.content[{j}]"
     keep = {k: v for k, v in block.items() if k in ("cache_control", "citations", "title", "context")}
     if kind == "text":
         if not isinstance(block.get("text"), str):
@@ -90,16 +95,15 @@ def _user(msg: dict[str, Any], where: str, out: list[dict[str, Any]]) -> None:
         raise MessageError(f"{where}.content must be a string or a list of blocks")
     parts: list[dict[str, Any]] = []
     for j, block in enumerate(content):
-        bw = f"{where}.content[{j}]"
         if not isinstance(block, dict):
-            raise MessageError(f"{bw} is not an object")
+            raise MessageError(f"{where}.content[{j}] is not an object")
         if block.get("type") == "tool_result":
             if parts:  # text before a result: keep the order the caller used
                 out.append({"role": "user", "content": parts})
                 parts = []
-            out.append(_tool_message(block, bw))
+            out.append(_tool_message(block, f"{where}.content[{j}]"))
         else:
-            parts.append(_part(block, bw))
+            parts.append(_part(block, where, j))
     if parts:
         out.append({"role": "user", "content": parts})
 
@@ -131,10 +135,13 @@ def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
     details: list[dict[str, Any]] = []
     passthrough: list[dict[str, Any]] = []
     reasoning: list[str] = []
+    plain = True  # every text block just type and text: the content is one string
     for j, block in enumerate(content):
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
-            texts.append(_part(block, f"{where}.content[{j}]"))
+            part = _part(block, where, j)
+            plain = plain and len(part) == 2
+            texts.append(part)
         elif kind in ("thinking", "redacted_thinking"):
             details.append({"issuer": DEFAULT_ISSUER, "block": block})
             if kind == "thinking" and block.get("thinking"):
@@ -154,7 +161,6 @@ def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
         else:
             raise MessageError(f"{where}.content[{j}] has no type")
     out: dict[str, Any] = {"role": "assistant"}
-    plain = all(set(t) == {"type", "text"} for t in texts)
     if plain and texts:
         out["content"] = "".join(t["text"] for t in texts)
     else:

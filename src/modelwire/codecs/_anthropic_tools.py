@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import re
@@ -48,7 +47,7 @@ def normalize_schema(schema: Any) -> dict[str, Any]:
     """
     if not isinstance(schema, dict):
         return {"type": "object", "properties": {}}
-    out = _normalize(copy.deepcopy(schema))
+    out = _normalize(schema)  # builds every dict and list anew: the caller's stays as it is
     if any(k in out for k in _UNION_KEYS) or out.get("type") != "object":
         out = _merge_top_union(out)
     out.setdefault("properties", {})
