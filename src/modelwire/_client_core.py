@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,8 @@ class Settings:
         self._config_loaded = False
         self.explicit_timeouts = timeout is not None
         self.timeouts = _timeouts(timeout)
+        # what a local server's requests use (made once, not per request)
+        self.local_timeouts = replace(self.timeouts, stale=None)
         self.headers = tuple((headers or {}).items())
         self.retry = retry or RetryPolicy()
         self._endpoints: dict[str, Endpoint] = {}

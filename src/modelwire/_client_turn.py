@@ -98,8 +98,8 @@ class Turn:
     def _timeouts(self, ep: Endpoint, body_size: int) -> Timeouts:
         t = self.settings.timeouts
         if not self.settings.explicit_timeouts:
-            if ep.profile.local:  # local servers may think for ages
-                t = Timeouts(connect=t.connect, read=t.read, stale=None, total=t.total)
+            if ep.profile.local:  # local servers may think for ages: no stale-stream limit
+                t = self.settings.local_timeouts
             elif t.stale is not None:
                 # reasoning models and very long prompts go quiet for minutes before
                 # the first token (hermes: >=240 s above 50k tokens, 300 s above 100k)

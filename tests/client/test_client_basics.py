@@ -12,7 +12,7 @@ from modelwire import AsyncClient, Client, ConfigError, NoCredentialsError
 from modelwire.codecs import codec_for
 from modelwire.events import TextDelta
 from modelwire.providers import CATALOG
-from modelwire.transport import Response
+from modelwire.transport import Response, Timeouts
 
 MODES = {
     "chat_completions": "/v1",
@@ -289,3 +289,19 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
     unnamed = turn.succeed(Completion(message={"role": "assistant", "content": ""}, finish_reason="stop",
                                       usage=usage, model=""), interrupted=True)
     assert unnamed.model == "gpt-4.1-mini" and unnamed.interrupted is True
+
+
+def test_each_request_gets_the_timeouts_its_endpoint_needs():
+    # a local server may think for ages (no stale-stream limit); a cloud endpoint keeps
+    # its limit; timeouts the caller set are used as they are, local or not
+    from modelwire._client_core import Options
+    from modelwire._client_turn import Turn
+
+    def planned(model: str, **kw: object) -> Timeouts:
+        client = Client(model, api_key="sk-test-0123456789", **kw)
+        turn = Turn(client._settings, [{"role": "user", "content": "hi"}], Options(), stream=False)
+        return turn.plan().timeouts
+
+    assert planned("ollama/llama3") == Timeouts(connect=15.0, read=600.0, stale=None, total=None)
+    assert planned("openai/gpt-5-mini").stale == 180.0
+    assert planned("ollama/llama3", timeout=30) == Timeouts(connect=15.0, read=30.0, stale=30.0)

@@ -19,7 +19,7 @@ from ..errors import MessageError
 from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
 from ._anthropic_models import ModelFamily, family_for
 from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
-from ._target import EncodedRequest, Target
+from ._target import EncodedRequest, Target, auth_headers
 
 __all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints"]
 
@@ -282,7 +282,7 @@ def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
         )
     version = profile.anthropic_version or DEFAULT_VERSION
     headers: dict[str, str] = {"content-type": "application/json"}
-    headers.update(target.auth_headers())
+    headers.update(auth_headers(target.profile, target.api_key))
     bedrock = version.startswith("bedrock-")
     if bedrock:
         # Bedrock InvokeModel: version in the body, model in the path, no stream field

@@ -13,7 +13,7 @@ from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
 from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
 from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
-from ._target import EncodedRequest, Target
+from ._target import EncodedRequest, Target, auth_headers
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 
@@ -78,7 +78,7 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
             continue
         body[key] = value
     headers = {"content-type": "application/json"}
-    headers.update(target.auth_headers())
+    headers.update(auth_headers(target.profile, target.api_key))
     if profile.default_headers:
         headers.update({k.lower(): v for k, v in profile.default_headers})
     if target.headers:

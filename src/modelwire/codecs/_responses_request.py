@@ -32,7 +32,7 @@ import orjson
 
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
-from ._target import EncodedRequest, Target
+from ._target import EncodedRequest, Target, auth_headers
 
 __all__ = ["encode_input", "encode_request", "request_fields"]
 
@@ -63,7 +63,7 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     _merge_extra(body, request.get("extra") or {})
     headers = {"content-type": "application/json"}
     headers["accept"] = "text/event-stream" if request.get("stream") else "application/json"
-    headers.update(target.auth_headers())
+    headers.update(auth_headers(target.profile, target.api_key))
     headers.update(dict(profile.default_headers))
     headers.update(dict(target.headers))
     return EncodedRequest("POST", "/responses", headers, orjson.dumps(body))

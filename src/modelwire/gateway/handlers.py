@@ -201,7 +201,9 @@ class _Handlers:
             codec = codec_for(door)
             # a new message only where foreign reasoning had to be sealed (never at the
             # OpenAI door, whose clients keep every entry as it is)
-            message = seal_message(completion.message, door, self.gw.sealer)
+            message = completion.message
+            if door != "chat_completions" and message.get("reasoning_details"):
+                message = seal_message(message, door, self.gw.sealer)
             if message is not completion.message:
                 import dataclasses
 
