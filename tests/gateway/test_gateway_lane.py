@@ -175,3 +175,53 @@ def test_a_sealed_signature_never_rides_the_lane_however_it_is_spelled(lgw, emul
     else:  # opened, found foreign, dropped: translated, and nothing of it ever upstream
         assert "x-modelwire-lane" not in r.headers and r.headers["x-modelwire-attempts"] == "1"
         assert len(sent) == 1 and "mwseal1" not in sent[0] and "AAAAbogus" not in sent[0]
+
+
+@pytest.mark.parametrize("block", [
+    {"type": "search_result", "source": "https://example.test/a", "title": "A",
+     "content": [{"type": "text", "text": "a fact"}]},
+    {"type": "document", "source": {"type": "content", "content": [{"type": "text", "text": "a page"}]}},
+])
+def test_blocks_the_internal_model_cannot_carry_still_ride_the_lane(lgw, emulator_clean, block):
+    # the lane forwards the client's bytes, so a block modelwire has no internal form for
+    # (Anthropic's search results, custom-content documents) goes through untouched
+    # rather than being refused; where the request would need translating it still is
+    body = {"model": "claude", "max_tokens": 256,
+            "messages": [{"role": "user", "content": [block, {"type": "text", "text": "what does it say?"}]}]}
+    raw = json.dumps(body).encode()
+    n = _since(emulator_clean)
+    headers = {"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"}
+    r = httpx.post(lgw.base_url + "/v1/messages", content=raw, headers=headers, timeout=30)
+    upstream = _after(emulator_clean, n)
+    assert len(upstream) == 1 and upstream[0]["body"]["messages"] == body["messages"]
+    assert r.headers.get("x-modelwire-lane") == "passthrough"
+    assert r.status_code == 200 or r.json()["type"] == "error"  # the upstream's answer, whatever it is
+    # to an upstream of another protocol it has to be translated: refused, as before
+    n = _since(emulator_clean)
+    other = httpx.post(lgw.base_url + "/v1/messages", headers=headers, timeout=30,
+                       content=json.dumps({**body, "model": "gpt"}).encode())
+    assert other.status_code == 400 and other.json()["type"] == "error"
+    assert "cannot be expressed" in other.json()["error"]["message"]
+    assert _after(emulator_clean, n) == []
+
+
+def test_counting_tokens_of_content_the_internal_model_cannot_carry_is_still_refused(lgw):
+    body = {"model": "claude", "messages": [{"role": "user", "content": [
+        {"type": "search_result", "source": "s", "title": "t", "content": [{"type": "text", "text": "x"}]}]}]}
+    r = httpx.post(lgw.base_url + "/v1/messages/count_tokens", json=body, timeout=30,
+                   headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"})
+    assert r.status_code == 400 and "cannot be expressed" in r.json()["error"]["message"]
+
+
+def test_a_lane_failure_for_content_only_the_lane_can_carry_is_the_upstreams_answer(lgw, emulator_clean):
+    # the translating path cannot serve it, so a rate limit is not handed over to it
+    # (which would answer 400 for the content): the client gets the 429 to retry
+    emulator_clean.set_faults([{"fault": "rate_limit", "model": "claude-sonnet-4-5", "times": 1,
+                                "retry_after": 1}])
+    body = {"model": "claude", "max_tokens": 64, "messages": [{"role": "user", "content": [
+        {"type": "search_result", "source": "s", "title": "t", "content": [{"type": "text", "text": "x"}]},
+        {"type": "text", "text": "q"}]}]}
+    r = httpx.post(lgw.base_url + "/v1/messages", json=body, timeout=30,
+                   headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"})
+    assert r.status_code == 429 and r.json()["type"] == "error"
+    assert r.json()["error"]["type"] == "rate_limit_error"

@@ -92,11 +92,15 @@ class Gateway:
         for task in list(self.streams):
             task.cancel("modelwire gateway shutting down")
 
+    def routes(self, model: str) -> bool:
+        """Whether smart routing decides requests for ``model`` (from their conversation)."""
+        return bool(self.routing_on) and model == getattr(self.config, "default_model", None)
+
     def route(self, model: str, messages: list[Any], conversation_id: str | None) -> tuple[str, Any]:
         """Smart routing for requests to the default model: a simple turn goes to the
         cheap model; with an ``x-modelwire-conversation-id`` header the choice is
         sticky for that conversation (escalation only goes up)."""
-        if not self.routing_on or model != getattr(self.config, "default_model", None):
+        if not self.routes(model):
             return model, None
         from ..routing import route_messages
 

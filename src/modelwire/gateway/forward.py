@@ -45,8 +45,11 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
     return failure.kind in _LADDER
 
 
-async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: Any) -> Any:
-    """The response, or ``None`` to let the translating path (with its ladder) serve it."""
+async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: Any,
+                  *, hand_over: bool = True) -> Any:
+    """The response, or ``None`` to let the translating path (with its ladder) serve it;
+    never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:
+    the upstream's error is the answer)."""
     from .asgi import Reply
 
     stream = bool(req.get("stream"))
@@ -62,7 +65,7 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
             if resp.status >= 400:
                 raise fwd.error(resp.status, resp.headers, resp.body)
         except ModelwireError as exc:
-            if _give_up(fwd, exc):
+            if _give_up(fwd, exc) and hand_over:
                 return None
             raise
         fwd.succeeded()
@@ -79,7 +82,7 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
                 await manager.__aexit__(None, None, None)
             raise fwd.error(resp.status, resp.headers, body)
     except ModelwireError as exc:
-        if _give_up(fwd, exc):
+        if _give_up(fwd, exc) and hand_over:
             return None
         raise
     headers = _served_headers(ctx, fwd, overhead)

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from ..codecs import codec_for
-from ..errors import ModelwireError, OverloadedError
+from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log
@@ -44,6 +44,9 @@ class _Ctx:
     streaming: bool = False  # a stream's body logs when it ends, not the handler
     lane: bool = False
     lane_tries: int = 0  # lane attempts that failed over to the translating path
+    # the request holds content the internal model cannot carry: only the lane (which
+    # forwards the client's bytes) can serve it; anywhere else this is the answer
+    unexpressible: ModelwireError | None = None
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
@@ -118,6 +121,8 @@ class _Handlers:
         try:
             self.gw.keys.check(request.headers)
             req = await self._decode(request, ctx)
+            if ctx.unexpressible is not None:
+                raise ctx.unexpressible  # counted from the decoded conversation, which did not decode
             count = await self._upstream_count(req, request.headers)
             how = "upstream"
             if count is None:
@@ -161,6 +166,9 @@ class _Handlers:
         codec = codec_for(ctx.door)
         try:
             req = codec.decode_request(data, request.headers)
+        except UnsupportedContentError as exc:
+            ctx.unexpressible = exc  # _serve decides: the lane, or this 400
+            return {"model": data.get("model"), "messages": [], "stream": bool(data.get("stream"))}
         except ModelwireError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -179,6 +187,8 @@ class _Handlers:
             self.gw.keys.check(request.headers, passthrough=self.gw.passthrough_keys)
             req = await self._decode(request, ctx)
             ctx.model = self.gw.models.resolve(req.get("model"))
+            if ctx.unexpressible is not None and self.gw.routes(ctx.model):
+                raise ctx.unexpressible  # routing reads the conversation, which did not decode
             ctx.model, route = self.gw.route(
                 ctx.model, req["messages"], request.headers.get("x-modelwire-conversation-id"))
             if route is not None:
@@ -187,10 +197,13 @@ class _Handlers:
             same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
-                forwarded = await forward(client, req, ctx, request.headers)
+                forwarded = await forward(client, req, ctx, request.headers,
+                                          hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
+            if ctx.unexpressible is not None:
+                raise ctx.unexpressible  # translating needs the internal model
             opts = _client_options(req, same)
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
