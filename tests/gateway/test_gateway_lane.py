@@ -225,3 +225,16 @@ def test_a_lane_failure_for_content_only_the_lane_can_carry_is_the_upstreams_ans
                    headers={"x-api-key": KEY, "anthropic-version": "2023-06-01"})
     assert r.status_code == 429 and r.json()["type"] == "error"
     assert r.json()["error"]["type"] == "rate_limit_error"
+
+
+def test_responses_content_without_a_chat_form_rides_the_responses_lane(lgw, emulator_clean):
+    # an image by file id has no Chat Completions form (the internal model's), but an
+    # OpenAI Responses upstream reads it as sent
+    body = {"model": "gpt-r", "input": [{"role": "user", "content": [
+        {"type": "input_image", "file_id": "file-abc"}, {"type": "input_text", "text": "what is it?"}]}]}
+    n = _since(emulator_clean)
+    r = httpx.post(lgw.base_url + "/v1/responses", json=body, headers={"authorization": f"Bearer {KEY}"},
+                   timeout=30)
+    sent = _after(emulator_clean, n)
+    assert len(sent) == 1 and sent[0]["body"]["input"] == body["input"]
+    assert r.headers.get("x-modelwire-lane") == "passthrough"
