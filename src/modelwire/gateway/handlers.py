@@ -122,7 +122,7 @@ class _Handlers:
             self.gw.keys.check(request.headers)
             req = await self._decode(request, ctx)
             if ctx.unexpressible is not None:
-                raise ctx.unexpressible  # counted from the decoded conversation, which did not decode
+                raise ctx.unexpressible  # a count needs the decoded conversation
             count = await self._upstream_count(req, request.headers)
             how = "upstream"
             if count is None:

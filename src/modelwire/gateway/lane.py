@@ -128,13 +128,15 @@ def _fit(client: Any, door: str) -> tuple[bool, bool]:
     cache = client.__dict__.setdefault("_lane_doors", {})
     fit = cache.get(door)
     if fit is None:
-        fit = cache[door] = (getattr(client, "api_mode", None) == door, _client_eligible(client, door))
+        same = getattr(client, "api_mode", None) == door
+        fit = cache[door] = (same, same and _client_eligible(client, door))
     return fit  # type: ignore[no-any-return]
 
 
 def _client_eligible(client: Any, door: str) -> bool:
+    """For a client whose upstream speaks ``door``'s protocol (see :func:`_fit`)."""
     settings = getattr(client, "_settings", None)
-    if settings is None or getattr(client, "api_mode", None) != door:
+    if settings is None:
         return False
     if settings.fallback():
         return False  # a fallback may need another protocol: translate
