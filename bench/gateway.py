@@ -18,7 +18,12 @@ Processes (each its own; every one is killed at the end, ports are free ones):
   measuring process never shares an interpreter with a server.
 
 With ``taskset`` the server under test is pinned to the last core and the load
-generator and the upstream to the others. For each cell (target x concurrency x
+generator and the upstream to the others. The concurrency-1 latency runs take their
+direct baseline from a second upstream on the server core: a direct request then crosses
+between cores once each way, as each hop of a proxied request does (an upstream beside
+the load generator made the baseline cross no core at all, charging a proxy for two
+crossings that any real direct path has too); that baseline is still measured and shown
+("local"). For each cell (target x concurrency x
 stream/non-stream) the report gives latency (time to first byte and total, p50/p99),
 requests/s, chunks/s, errors and stalls, CPU% of every process (from /proc: a process
 near 100% of its core bounded the result) and the server's CPU time per request (which
@@ -327,16 +332,16 @@ uvicorn.run(build_app(emu.backend), host="127.0.0.1", port=int(sys.argv[1]),
 """
 
 
-def start_emulator(b: Bench) -> Proc | None:
+def start_emulator(b: Bench, role: str = "client", name: str = "emulator") -> Proc | None:
     port = free_port()
-    return b.start("emulator", [sys.executable, "-c", _EMULATOR, str(port)], port, "/v1/models", "client")
+    return b.start(name, [sys.executable, "-c", _EMULATOR, str(port)], port, "/v1/models", role)
 
 
-def start_fast_upstream(b: Bench, chunks: int) -> Proc | None:
+def start_fast_upstream(b: Bench, chunks: int, role: str = "client", name: str = "upstream") -> Proc | None:
     port = free_port()
     script = str(Path(__file__).resolve().parent / "_upstream.py")
-    return b.start("upstream", [sys.executable, script, str(port), "--chunks", str(chunks)], port,
-                   "/v1/models", "client")
+    return b.start(name, [sys.executable, script, str(port), "--chunks", str(chunks)], port,
+                   "/v1/models", role)
 
 
 def start_floor(b: Bench, upstream: int) -> Proc | None:
@@ -505,15 +510,20 @@ def _pool_into(acc: dict[str, dict[str, Any]], name: str, res: dict[str, Any]) -
     into["errors"] += res["errors"]
 
 
-def direct_for(res: dict[str, dict[str, Any]], name: str) -> dict[str, Any]:
-    """The direct run a target was paired with (its own with ``--interleave pairs``)."""
-    return res.get(f"direct (with {name})") or res["direct"]
+def direct_for(res: dict[str, dict[str, Any]], name: str, base: str = "direct") -> dict[str, Any]:
+    """The direct run a target was paired with (its own with ``--interleave pairs``);
+    ``base="local"``: the one against the upstream on the load generator's own core."""
+    return res.get(f"{base} (with {name})") or res[base]
+
+
+def _is_base(name: str) -> bool:
+    return name.startswith(("direct", "local"))
 
 
 def paired_rows(res: dict[str, dict[str, Any]], stream: bool) -> list[list[Any]]:
     rows = []
     for name, r in res.items():
-        d = None if name.startswith("direct") else direct_for(res, name)
+        d = None if _is_base(name) else direct_for(res, name)
         vals = [pct(r[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
         dv = ([pct(d[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
               if d is not None else [float("nan")] * 4)
@@ -549,18 +559,21 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
     def get(target: str, conc: int, stream: bool) -> Cell | None:
         return next((c for c in cells if (c.target, c.conc, c.stream) == (target, conc, stream)), None)
 
-    def added(stream: bool, key: str, p: float, name: str = target) -> float:
+    def added(stream: bool, key: str, p: float, name: str = target, base: str = "direct") -> float:
         r = paired.get(stream, {})
-        return (pct(r[name][key], p) - pct(direct_for(r, name)[key], p)) * 1e3
+        return (pct(r[name][key], p) - pct(direct_for(r, name, base)[key], p)) * 1e3
 
     lines: list[str] = []
     if target in paired.get(False, {}):
         a50, a99 = added(False, "total", 50), added(False, "total", 99)
         note50 = note99 = ""
+        if any(k.startswith("local") for k in paired[False]):
+            note50 = f"; over an upstream on the load generator's core: +{added(False, 'total', 50, base='local'):.2f}"
+            note99 = f"; over an upstream on the load generator's core: +{added(False, 'total', 99, base='local'):.2f}"
         if "floor" in paired[False]:
             f50, f99 = added(False, "total", 50, "floor"), added(False, "total", 99, "floor")
-            note50 = f"; the bare uvicorn+aiohttp floor adds +{f50:.2f}"
-            note99 = f"; the floor adds +{f99:.2f}"
+            note50 += f"; the bare uvicorn+aiohttp floor adds +{f50:.2f}"
+            note99 += f"; the floor adds +{f99:.2f}"
         if "raw-floor" in paired[False]:
             g50, g99 = added(False, "total", 50, "raw-floor"), added(False, "total", 99, "raw-floor")
             note50 += f", the raw asyncio+httptools hop +{g50:.2f}"
@@ -678,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
     concs = [int(c) for c in args.concurrency.split(",")]
     print(f"modelwire gateway benchmark — {machine()}; load average {loadavg()}")
     print(f"{seconds:g} s per cell after a warm-up; pinned with taskset: "
-          f"{'server on the last core, upstream + load generator on the others' if Bench(Path('.')).pin else 'no'}")
+          f"{'server on the last core, upstream + load generator on the others (for concurrency-1 latency the direct baseline has its own upstream on the server core)' if Bench(Path('.')).pin else 'no'}")
     with tempfile.TemporaryDirectory(prefix="mw-bench-gw-") as tmp:
         b = Bench(Path(tmp))
         try:
@@ -696,6 +709,17 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
           f"{len(CONVERSATION['messages'])} message(s), {len(json.dumps(CONVERSATION))} bytes")
     targets: list[tuple[str, str, str, Proc | None]] = [
         ("direct", f"http://127.0.0.1:{emu.port}/v1/chat/completions", "emulator-1", None)]
+    # concurrency-1 latency: the direct baseline's upstream sits on the server core, so a
+    # direct request crosses between cores once each way like each hop of a proxied one
+    # does (with the upstream beside the load generator, direct requests crossed no core
+    # at all and a proxy was charged for two crossings a real direct path also has); the
+    # old baseline ("local") is still measured and shown
+    far = (start_emulator(b, "server", "emulator-far") if args.upstream == "emulator"
+           else start_fast_upstream(b, MAX_TOKENS, "server", "upstream-far"))
+    if far is None:
+        return 1
+    bases = [("direct", f"http://127.0.0.1:{far.port}/v1/chat/completions", "emulator-1"),
+             ("local", targets[0][1], "emulator-1")]
     floor = start_floor(b, emu.port) if args.floor else None
     if floor is not None:
         targets.append(("floor", f"http://127.0.0.1:{floor.port}/v1/chat/completions", "emulator-1", floor))
@@ -727,7 +751,8 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
         warm_up(b, name, url, model, server, emu)
     for stream in (False, True):
         if args.interleave == "all":
-            paired[stream] = run_paired(b, [(n, u, m) for n, u, m, _ in targets], 2 * seconds, stream)
+            paired[stream] = run_paired(b, bases + [(n, u, m) for n, u, m, _ in targets[1:]],
+                                        (len(targets) + 1) * seconds, stream)
             continue
         # each target alternated with its own direct run: one server at a time on the
         # server core, as in a deployment (with all of them interleaved, each server's
@@ -737,10 +762,10 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
         paired[stream] = {}
         for _ in range(max(1, args.blocks)):
             for name, url, model, _server in targets[1:]:
-                pair = run_paired(b, [(targets[0][0], targets[0][1], targets[0][2]), (name, url, model)],
-                                  2 * seconds / max(1, args.blocks), stream)
+                pair = run_paired(b, [*bases, (name, url, model)], 3 * seconds / max(1, args.blocks), stream)
                 _pool_into(paired[stream], name, pair[name])
                 _pool_into(paired[stream], f"direct (with {name})", pair["direct"])
+                _pool_into(paired[stream], f"local (with {name})", pair["local"])
     for name, url, model, server in targets:
         # the raw floor is a latency reference: one upstream connection per client
         # connection and no flow control, so it is not measured under load
@@ -754,16 +779,18 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
             b.repin(emu, "client")
             warm_up(b, "litellm", lite_url, "emu", lite, emu)
             for stream in (False, True):
-                extra = run_paired(b, [("direct", targets[0][1], "emulator-1"), ("litellm", lite_url, "emu")],
-                                   2 * seconds, stream)
+                extra = run_paired(b, [*bases, ("litellm", lite_url, "emu")], 3 * seconds, stream)
                 paired[stream]["litellm"] = extra["litellm"]
                 paired[stream]["direct (with litellm)"] = extra["direct"]
+                paired[stream]["local (with litellm)"] = extra["local"]
             cells += _target_cells(b, "litellm", lite_url, "emu", lite, emu, concs, seconds)
             b.stop(lite)
     how = ("all targets interleaved request by request" if args.interleave == "all" else
            "each target interleaved request by request with its own direct run")
     print(f"\nconcurrency 1, {how} (+ columns: added over that direct run, ms; LiteLLM always has"
-          " its own direct run)")
+          " its own direct run). direct: an upstream on the server core (one core crossing each way,"
+          " like each hop through a proxy); local: an upstream on the load generator's core (no"
+          " crossing at all: the baseline of earlier runs)")
     rows = []
     for stream in (False, True):
         rows += paired_rows(paired[stream], stream)

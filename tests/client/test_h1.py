@@ -230,6 +230,35 @@ async def test_compressed_bodies_are_decoded(encoding):
     assert b"accept-encoding: gzip, deflate" in srv.requests[0]
 
 
+async def test_framing_and_coding_headers_are_found_among_many_in_any_case():
+    # a provider's answer carries 20 headers or more; only the framing and coding names count,
+    # in any case, and a name that merely contains one (x-content-length) does not
+    text = b'{"content": "' + b"compressible " * 200 + b'"}'
+    packed = gzip.compress(text)
+    noise = [b"X-Ratelimit-Remaining-Tokens-%d: %d" % (i, i) for i in range(20)]
+
+    async def decoy(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Content-Length: 3\r\nx-transfer-encoding-x: chunked\r\n\r\nuntil the end")
+        await writer.drain()
+        writer.close()  # no real length or chunks: the body ends when the server closes
+
+    script = {1: b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                 b"Content-Encoding: GZIP\r\n%s\r\n\r\n%s" % (len(packed), b"\r\n".join(noise), packed),
+              2: b"HTTP/1.1 200 OK\r\n%s\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+                 % b"\r\n".join(noise),
+              3: decoy}
+    async with Scripted(lambda c, n: script[n]) as srv:
+        t = AsyncHTTPTransport()
+        first = await t.send(_request(), srv.base_url, Timeouts())
+        second = await t.send(_request(), srv.base_url, Timeouts())
+        third = await t.send(_request(), srv.base_url, Timeouts())
+        await t.aclose()
+    assert first.body == text and first.headers["x-ratelimit-remaining-tokens-19"] == "19"
+    assert second.body == b"hello"
+    assert third.body == b"until the end"
+    assert srv.connections == 1  # kept alive after the sized and the chunked answers
+
+
 async def test_a_stall_is_a_read_timeout_and_the_connection_is_not_reused():
     async def stall(writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n")
