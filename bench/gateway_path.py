@@ -1,0 +1,202 @@
+"""The gateway's own cost per request, without sockets: CPU time and bytecodes.
+
+Run: ``.venv/bin/python bench/gateway_path.py [--turns N] [--requests N] [--by]``.
+
+``bench/gateway.py`` measures the gateway as deployed, and at concurrency 1 most of what
+it sees is the machine's: sockets, wake-ups across cores, cold caches after each wait,
+and a shared host's slow spells (its numbers move by 10-20% between runs). This script
+isolates the gateway's Python: one process, the gateway's own HTTP protocol fed the bytes
+of an openai-SDK request (its 16 headers), the real app behind it, and each model's
+Client given a stand-in transport that answers at once with the bytes the benchmark's
+upstream sends. Per request it prints
+
+* CPU µs: the best of 7 runs (``time.process_time``), still subject to the host's speed;
+* bytecodes: instructions the interpreter ran for one request, counted with a trace
+  function: the same on any machine and in any run, so a change's effect on the work done
+  shows exactly (a C call counts as one, so compare it with the CPU figure too).
+
+Two models: ``emu`` (the translating path: decode, Client, encode) and ``emu-lane`` (the
+same-protocol lane: the client's bytes forwarded). ``--turns N`` sends an agent's
+conversation as ``bench/gateway.py --turns`` does; ``--by`` lists the functions that ran
+the most bytecodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import gateway as bench_gateway  # this directory's gateway.py
+from _upstream import json_answer
+
+ANSWER = json_answer()
+# what the openai Python SDK sends (its x-stainless-* set), in its order
+SDK_HEADERS = [
+    ("host", "127.0.0.1:4000"), ("accept-encoding", "gzip, deflate"), ("connection", "keep-alive"),
+    ("accept", "application/json"), ("content-type", "application/json"), ("user-agent", "OpenAI/Python 1.99.0"),
+    ("x-stainless-lang", "python"), ("x-stainless-package-version", "1.99.0"), ("x-stainless-os", "Linux"),
+    ("x-stainless-arch", "x64"), ("x-stainless-runtime", "CPython"), ("x-stainless-runtime-version", "3.11.7"),
+    ("authorization", "Bearer sk-bench"), ("x-stainless-async", "false"), ("x-stainless-retry-count", "0"),
+    ("x-stainless-read-timeout", "600"),
+]
+
+
+class _Socket:
+    """The gateway protocol's transport: keeps the last write, wakes the waiting request."""
+
+    def __init__(self) -> None:
+        self.done: asyncio.Future[None] | None = None
+        self.last = b""
+
+    def write(self, data: bytes) -> None:
+        self.last = data
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 40000) if name in ("sockname", "peername") else default
+
+    def is_closing(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Upstream:
+    """A Client transport that answers every request at once with the upstream's bytes."""
+
+    def __init__(self) -> None:
+        from modelwire._h1 import ResponseHeaders
+        from modelwire.transport import Response
+
+        self._response = Response(200, ResponseHeaders([(b"content-type", b"application/json"),
+                                                        (b"content-length", b"%d" % len(ANSWER))]), ANSWER)
+
+    async def send(self, request: Any, base_url: str, timeouts: Any) -> Any:
+        return self._response
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _request_bytes(model: str) -> bytes:
+    body = json.dumps({"model": model, **bench_gateway.CONVERSATION,
+                       "max_tokens": bench_gateway.MAX_TOKENS}).encode()
+    head = "".join(f"{k}: {v}\r\n" for k, v in SDK_HEADERS)
+    return f"POST /v1/chat/completions HTTP/1.1\r\n{head}content-length: {len(body)}\r\n\r\n".encode() + body
+
+
+async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
+    import uvicorn
+    from uvicorn.lifespan.on import LifespanOn
+    from uvicorn.server import ServerState
+
+    from modelwire.config import load_config
+    from modelwire.gateway import create_app
+    from modelwire.gateway.h1server import GatewayHTTP
+
+    cfg = workdir / "modelwire.yaml"
+    # the base URL is never connected to: the stand-in transport answers
+    cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, base_url: 'http://127.0.0.1:9/v1'}\n"
+                   "  emu-lane: {provider: openai, model: emulator-1, base_url: 'http://127.0.0.1:9/v1', "
+                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\ngateway: {access_log: false}\n")
+    app = create_app(load_config(str(cfg)))
+    config = uvicorn.Config(app, http=GatewayHTTP, lifespan="on", log_level="critical", proxy_headers=False)
+    config.load()
+    lifespan = LifespanOn(config)
+    await lifespan.startup()
+    loop = asyncio.get_running_loop()
+    proto = GatewayHTTP(config, ServerState(), {}, loop)
+    sock = _Socket()
+    proto.connection_made(sock)
+    wire = _request_bytes(model)
+
+    async def one() -> None:
+        sock.done = loop.create_future()
+        proto.data_received(wire)
+        await sock.done
+
+    gateway = app.state.gateway
+    gateway.client(model)._transport = _Upstream()  # the shared client the requests use
+    for _ in range(500):
+        await one()
+    if not sock.last.startswith(b"HTTP/1.1 200"):
+        raise SystemExit(f"{model}: the gateway did not answer 200: {sock.last[:300]!r}")
+    lane = b"x-modelwire-lane: passthrough" in sock.last
+
+    best = float("inf")
+    for _ in range(7):
+        start = time.process_time()
+        for _ in range(n):
+            await one()
+        best = min(best, (time.process_time() - start) / n)
+
+    counts: collections.Counter[str] = collections.Counter()
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        if event == "call":
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+        elif event == "opcode":
+            code = frame.f_code
+            counts[f"{Path(code.co_filename).name}:{code.co_name}"] += 1
+        return trace
+
+    traced = 100
+    sys.settrace(trace)
+    try:
+        for _ in range(traced):
+            await one()
+    finally:
+        sys.settrace(None)
+    total = sum(counts.values()) / traced
+    path = "lane" if lane else "translating"
+    print(f"  {model:9} ({path:11}) {best * 1e6:7.1f} µs CPU, {total:7,.0f} bytecodes per request")
+    if by:
+        for name, count in counts.most_common(25):
+            print(f"      {count / traced:8,.1f}  {name}")
+    await lifespan.shutdown()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--turns", type=int, default=0, help="an agent's conversation of N exchanges (default 0)")
+    ap.add_argument("--requests", type=int, default=2000, help="requests per timed run (default 2000)")
+    ap.add_argument("--by", action="store_true", help="list the functions that ran the most bytecodes")
+    args = ap.parse_args()
+    bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
+    os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
+    os.environ["MODELWIRE_GATEWAY_KEYS"] = ""
+    try:
+        import uvloop
+
+        run = uvloop.run
+    except ImportError:
+        run = asyncio.run  # type: ignore[assignment]
+    messages = len(bench_gateway.CONVERSATION["messages"])
+    print(f"the gateway's path in one process, no sockets ({messages} message(s), an openai-SDK request):")
+    with tempfile.TemporaryDirectory(prefix="mw-bench-path-") as tmp:
+        for model in ("emu", "emu-lane"):
+            run(_measure(Path(tmp), model, max(1, args.requests), args.by))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
