@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any, NoReturn
 
 from ._client_core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
@@ -28,7 +29,17 @@ from .messages import prepare_conversation
 from .resilience import Failure, LadderState, classify, decide
 from .transport import Timeouts
 
-__all__ = ["Turn"]
+__all__ = ["CLIENT_WORK", "Turn", "add_work"]
+
+# Seconds the async Client's calls in this task spent on their own work (preparing and
+# encoding the request, decoding the answer, the books), not waiting on an upstream or a
+# backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
+# gateway. A context variable, so each request's task has its own.
+CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0)
+
+
+def add_work(seconds: float) -> None:
+    CLIENT_WORK.set(CLIENT_WORK.get() + seconds)
 
 log = logging.getLogger("modelwire.client")
 

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 from ._client_core import Options, Plan, Settings
-from ._client_turn import Turn
+from ._client_turn import Turn, add_work
 from .accumulate import Accumulator
 from .errors import ModelwireError
 from .events import (
@@ -489,6 +489,7 @@ class AsyncClient(_Base):
         headers: Mapping[str, str] | None = None,
     ) -> Completion:
         """As :meth:`Client.complete`."""
+        started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers)
         import asyncio  # here, not at module level: a sync Client never needs asyncio
@@ -496,24 +497,33 @@ class AsyncClient(_Base):
         turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else asyncio.sleep
+        waited = 0.0  # on upstreams and backoffs: the rest of this call is our own work
         try:
             while True:
                 try:
                     plan = turn.plan()
                     if plan.stream:
-                        return turn.succeed(await _adrain(http, plan, turn))
+                        t = time.perf_counter()
+                        done = await _adrain(http, plan, turn)
+                        waited += time.perf_counter() - t
+                        return turn.succeed(done)
+                    t = time.perf_counter()
                     resp = await http.send(plan.request, plan.base_url, plan.timeouts)
+                    waited += time.perf_counter() - t
                     if resp.status >= 400:
                         raise turn.http_error(resp.status, resp.headers, resp.body)
                     return turn.succeed(turn.decode_response(resp.body))
                 except ModelwireError as exc:
                     wait = turn.fail(exc)
                 if wait > 0:
+                    t = time.perf_counter()
                     result = sleep(wait)
                     if asyncio.iscoroutine(result):
                         await result
+                    waited += time.perf_counter() - t
         finally:
             turn.release()
+            add_work(time.perf_counter() - started - waited)
 
     def stream(
         self,
@@ -534,10 +544,12 @@ class AsyncClient(_Base):
     ) -> AsyncStream:
         """As :meth:`Client.stream`; ``interrupt`` may be an ``asyncio.Event`` or a
         ``threading.Event``, or cancel the consuming task."""
+        started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers)
-        return AsyncStream(self, Turn(self._settings, messages, options, stream=True),
-                           interrupt)
+        stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
+        add_work(time.perf_counter() - started)
+        return stream
 
     async def close(self) -> None:
         if self._transport is not None:
@@ -621,8 +633,10 @@ class AsyncStream:
                     self._interrupted_before_start()
                     return
                 try:
+                    t = time.perf_counter()
                     plan = turn.plan()
                     acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    add_work(time.perf_counter() - t)  # each attempt's encode, before any wait
                     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())

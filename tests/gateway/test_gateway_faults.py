@@ -111,3 +111,21 @@ def test_upstream_auth_failure_is_502_not_401(fgw, emulator_clean, tmp_path):
                        json={"model": "solo", "messages": [{"role": "user", "content": "hi"}]}, timeout=30)
     assert r.status_code == 502, r.text
     assert "credential" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_overhead_header_counts_the_gateways_time_not_the_upstreams(fgw, emulator_clean, stream):
+    # the upstream takes 0.4 s before answering: the request takes that long, while
+    # x-modelwire-overhead-ms (the gateway's own time, the Client's encode and decode
+    # included) stays far below it
+    emulator_clean.set_faults([{"fault": "hang", "model": "flaky-model", "seconds": 0.4, "times": 1}])
+    body = {"model": "flaky", "messages": [{"role": "user", "content": "hello"}], "stream": stream}
+    started = time.perf_counter()
+    with httpx.stream("POST", fgw.base_url + "/v1/chat/completions", json=body,
+                      headers={"authorization": f"Bearer {KEY}"}, timeout=10) as resp:
+        resp.read()
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    assert resp.status_code == 200
+    overhead = float(resp.headers["x-modelwire-overhead-ms"])
+    assert elapsed_ms >= 400
+    assert 0 < overhead < 150, overhead

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from .._client_turn import CLIENT_WORK
 from ..codecs import codec_for
 from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
@@ -209,8 +210,10 @@ class _Handlers:
             if ctx.streaming:
                 return await self._stream(client, req, opts, ctx)
             before_upstream = time.perf_counter()
+            work = CLIENT_WORK.get()
             completion = await client.complete(req["messages"], **opts)
             t_done = time.perf_counter()
+            work = CLIENT_WORK.get() - work  # the Client's own encode and decode, not the wait
             codec = codec_for(door)
             # a new message only where foreign reasoning had to be sealed (never at the
             # OpenAI door, whose clients keep every entry as it is)
@@ -222,7 +225,7 @@ class _Handlers:
 
                 completion = dataclasses.replace(completion, message=message)
             body = codec.encode_response(completion, req)
-            overhead = (before_upstream - ctx.started + time.perf_counter() - t_done) * 1000
+            overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
             return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
@@ -244,6 +247,7 @@ class _Handlers:
         then stream. A client that disconnects cancels the upstream at once."""
         codec = codec_for(ctx.door)
         before_upstream = time.perf_counter()
+        work = CLIENT_WORK.get()
         stream = client.stream(req["messages"], **opts)
         # one write per upstream read, not one per event (the Client groups them)
         iterator = stream.batches().__aiter__()
@@ -251,7 +255,8 @@ class _Handlers:
             first = await iterator.__anext__()
         except StopAsyncIteration:
             first = None
-        overhead = (before_upstream - ctx.started) * 1000
+        # the gateway's time before the hand-over, and the Client's own before its first wait
+        overhead = (before_upstream - ctx.started + CLIENT_WORK.get() - work) * 1000
         completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
         served_model = getattr(stream, "model", None) or ctx.model
         encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req)
