@@ -502,14 +502,16 @@ class AsyncClient(_Base):
             while True:
                 try:
                     plan = turn.plan()
-                    if plan.stream:
-                        t = time.perf_counter()
-                        done = await _adrain(http, plan, turn)
-                        waited += time.perf_counter() - t
-                        return turn.succeed(done)
                     t = time.perf_counter()
-                    resp = await http.send(plan.request, plan.base_url, plan.timeouts)
-                    waited += time.perf_counter() - t
+                    try:  # a failed exchange waited too
+                        if plan.stream:
+                            done = await _adrain(http, plan, turn)
+                        else:
+                            resp = await http.send(plan.request, plan.base_url, plan.timeouts)
+                    finally:
+                        waited += time.perf_counter() - t
+                    if plan.stream:
+                        return turn.succeed(done)
                     if resp.status >= 400:
                         raise turn.http_error(resp.status, resp.headers, resp.body)
                     return turn.succeed(turn.decode_response(resp.body))
@@ -517,10 +519,12 @@ class AsyncClient(_Base):
                     wait = turn.fail(exc)
                 if wait > 0:
                     t = time.perf_counter()
-                    result = sleep(wait)
-                    if asyncio.iscoroutine(result):
-                        await result
-                    waited += time.perf_counter() - t
+                    try:
+                        result = sleep(wait)
+                        if asyncio.iscoroutine(result):
+                            await result
+                    finally:
+                        waited += time.perf_counter() - t
         finally:
             turn.release()
             add_work(time.perf_counter() - started - waited)

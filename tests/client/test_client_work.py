@@ -9,6 +9,7 @@ import time
 
 from modelwire import AsyncClient
 from modelwire._client_turn import CLIENT_WORK
+from modelwire.errors import StreamInterruptedError
 from modelwire.transport import Response
 
 ANSWER = (b'{"id": "c1", "object": "chat.completion", "created": 1, "model": "emulator-1", "choices": '
@@ -20,12 +21,16 @@ class SlowUpstream:
     """A transport (the Client's documented injection point) whose upstream answers after
     ``seconds``; the first ``failures`` answers are 503s with Retry-After: 0.2."""
 
-    def __init__(self, seconds: float, failures: int = 0) -> None:
+    def __init__(self, seconds: float, failures: int = 0, drops: int = 0) -> None:
         self.seconds = seconds
         self.failures = failures
+        self.drops = drops  # exchanges that wait, then fail in the transport
 
     async def send(self, request, base_url, timeouts):
         await asyncio.sleep(self.seconds)
+        if self.drops:
+            self.drops -= 1
+            raise StreamInterruptedError("connection closed before the response")
         if self.failures:
             self.failures -= 1
             return Response(503, {"retry-after": "0.2", "content-type": "application/json"},
@@ -69,6 +74,19 @@ async def test_backoff_waits_are_not_work():
 
     elapsed, work = await asyncio.create_task(call())
     assert elapsed >= 0.3 and 0 < work < 0.1
+
+
+async def test_a_failed_exchanges_wait_is_not_work():
+    client = _client(SlowUpstream(0.3, drops=1))  # waits 0.3 s, the connection drops, then again
+
+    async def call() -> tuple[float, float]:
+        started = time.perf_counter()
+        completion = await client.complete([{"role": "user", "content": "hi"}])
+        assert [a.outcome for a in completion.attempts][-1] == "ok" and len(completion.attempts) == 2
+        return time.perf_counter() - started, CLIENT_WORK.get()
+
+    elapsed, work = await asyncio.create_task(call())
+    assert elapsed >= 0.6 and 0 < work < 0.1
 
 
 async def test_a_streams_preparation_is_work_and_its_wait_is_not(wire):
