@@ -129,3 +129,28 @@ def test_overhead_header_counts_the_gateways_time_not_the_upstreams(fgw, emulato
     overhead = float(resp.headers["x-modelwire-overhead-ms"])
     assert elapsed_ms >= 400
     assert 0 < overhead < 150, overhead
+
+
+def test_overhead_header_includes_the_clients_own_encode(fgw, emulator_clean, monkeypatch):
+    # the Client's encode for the upstream made to take 0.25 s (the profile's body hook,
+    # which runs inside it, sleeps for this model): gateway time the header must count,
+    # though it is spent inside client.complete() / client.stream()
+    from modelwire.providers import get_profile
+
+    cls = type(get_profile("emulator"))
+    original = cls.patch_body
+
+    def slow_patch_body(self, body, target):
+        if target.model == "flaky-model":
+            time.sleep(0.25)
+        return original(self, body, target)
+
+    monkeypatch.setattr(cls, "patch_body", slow_patch_body)
+    for stream in (False, True):
+        with httpx.stream("POST", fgw.base_url + "/v1/chat/completions",
+                          json={"model": "flaky", "messages": [{"role": "user", "content": "hello"}],
+                                "stream": stream},
+                          headers={"authorization": f"Bearer {KEY}"}, timeout=10) as resp:
+            resp.read()
+        assert resp.status_code == 200
+        assert float(resp.headers["x-modelwire-overhead-ms"]) >= 250, (stream, resp.headers["x-modelwire-overhead-ms"])
