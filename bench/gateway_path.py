@@ -7,13 +7,17 @@ it sees is the machine's: sockets, wake-ups across cores, cold caches after each
 and a shared host's slow spells (its numbers move by 10-20% between runs). This script
 isolates the gateway's Python: one process, the gateway's own HTTP protocol fed the bytes
 of an openai-SDK request (its 16 headers), the real app behind it, and each model's
-Client given a stand-in transport that answers at once with the bytes the benchmark's
-upstream sends. Per request it prints
+Client with its real transport on a stand-in socket that answers, on the next turn of the
+loop, with the bytes the benchmark's upstream sends (so the transport's pool, request head
+and httptools parse are counted too). Per request it prints
 
 * CPU µs: the best of 7 runs (``time.process_time``), still subject to the host's speed;
 * bytecodes: instructions the interpreter ran for one request, counted with a trace
   function: the same on any machine and in any run, so a change's effect on the work done
-  shows exactly (a C call counts as one, so compare it with the CPU figure too).
+  shows exactly (a C call counts as one, so compare it with the CPU figure too), split
+  into the three parts of a request: up to the upstream write, from the upstream's answer
+  to the write to the client (these two are the latency a client sees), and after it
+  (hidden at concurrency 1: the client is still reading).
 
 Two models: ``emu`` (the translating path: decode, Client, encode) and ``emu-lane`` (the
 same-protocol lane: the client's bytes forwarded). ``--turns N`` sends an agent's
@@ -40,6 +44,8 @@ import gateway as bench_gateway  # this directory's gateway.py
 from _upstream import json_answer
 
 ANSWER = json_answer()
+ANSWER_WIRE = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+               b"connection: keep-alive\r\n\r\n" % len(ANSWER)) + ANSWER
 # what the openai Python SDK sends (its x-stainless-* set), in its order
 SDK_HEADERS = [
     ("host", "127.0.0.1:4000"), ("accept-encoding", "gzip, deflate"), ("connection", "keep-alive"),
@@ -59,6 +65,7 @@ class _Socket:
         self.last = b""
 
     def write(self, data: bytes) -> None:
+        _Phase.mark(2)
         self.last = data
         if self.done is not None and not self.done.done():
             self.done.set_result(None)
@@ -79,21 +86,57 @@ class _Socket:
         pass
 
 
-class _Upstream:
-    """A Client transport that answers every request at once with the upstream's bytes."""
+class _UpstreamSocket:
+    """The socket under the Client's own HTTP/1.1 connection: each request written to it is
+    answered, on the next turn of the loop, with the bytes the benchmark's upstream sends;
+    so the transport's Python (pool, request head, httptools parse) is counted too."""
 
-    def __init__(self) -> None:
-        from modelwire._h1 import ResponseHeaders
-        from modelwire.transport import Response
+    def __init__(self, conn: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._conn = conn
+        self._loop = loop
 
-        self._response = Response(200, ResponseHeaders([(b"content-type", b"application/json"),
-                                                        (b"content-length", b"%d" % len(ANSWER))]), ANSWER)
+    def write(self, data: bytes) -> None:
+        _Phase.mark(1)
+        self._loop.call_soon(self._conn.data_received, ANSWER_WIRE)
 
-    async def send(self, request: Any, base_url: str, timeouts: Any) -> Any:
-        return self._response
+    def is_closing(self) -> bool:
+        return False
 
-    async def aclose(self) -> None:
+    def pause_reading(self) -> None:
         pass
+
+    def resume_reading(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        raise SystemExit("the gateway dropped its upstream connection")
+
+    close = abort
+
+
+def _plug_upstream(client: Any, base_url: str, loop: asyncio.AbstractEventLoop) -> None:
+    """Give the model's Client one kept-alive upstream connection on a stand-in socket."""
+    from modelwire._h1 import H1Conn
+
+    transport = client._transport
+    pool, _prefix = transport._route(base_url)
+    conn = H1Conn(loop)
+    conn.connection_made(_UpstreamSocket(conn, loop))
+    conn.idle_since = loop.time()
+    pool._idle.append(conn)
+
+
+class _Phase:
+    """Which part of a request the interpreter is in: 0 up to the upstream write, 1 from
+    there to the answer's write to the client, 2 after it (hidden at concurrency 1: the
+    client is still reading)."""
+
+    now = 0
+
+    @classmethod
+    def mark(cls, phase: int) -> None:
+        if phase == cls.now + 1:
+            cls.now = phase
 
 
 def _request_bytes(model: str) -> bytes:
@@ -129,12 +172,13 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
     wire = _request_bytes(model)
 
     async def one() -> None:
+        _Phase.now = 0
         sock.done = loop.create_future()
         proto.data_received(wire)
         await sock.done
 
     gateway = app.state.gateway
-    gateway.client(model)._transport = _Upstream()  # the shared client the requests use
+    _plug_upstream(gateway.client(model), "http://127.0.0.1:9/v1", loop)  # the shared client
     for _ in range(500):
         await one()
     if not sock.last.startswith(b"HTTP/1.1 200"):
@@ -148,7 +192,7 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
             await one()
         best = min(best, (time.process_time() - start) / n)
 
-    counts: collections.Counter[str] = collections.Counter()
+    counts: collections.Counter[tuple[int, str]] = collections.Counter()
 
     def trace(frame: Any, event: str, arg: Any) -> Any:
         if event == "call":
@@ -156,7 +200,7 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
             frame.f_trace_lines = False
         elif event == "opcode":
             code = frame.f_code
-            counts[f"{Path(code.co_filename).name}:{code.co_name}"] += 1
+            counts[(_Phase.now, f"{Path(code.co_filename).name}:{code.co_name}")] += 1
         return trace
 
     traced = 100
@@ -168,10 +212,12 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
         sys.settrace(None)
     total = sum(counts.values()) / traced
     path = "lane" if lane else "translating"
-    print(f"  {model:9} ({path:11}) {best * 1e6:7.1f} µs CPU, {total:7,.0f} bytecodes per request")
+    phases = [sum(n for (phase, _), n in counts.items() if phase == p) / traced for p in range(3)]
+    print(f"  {model:9} ({path:11}) {best * 1e6:7.1f} µs CPU, {total:7,.0f} bytecodes per request"
+          f" ({phases[0]:,.0f} to the upstream, {phases[1]:,.0f} back to the client, {phases[2]:,.0f} after)")
     if by:
-        for name, count in counts.most_common(25):
-            print(f"      {count / traced:8,.1f}  {name}")
+        for (phase, name), count in counts.most_common(int(os.environ.get("MW_TOP", "30"))):
+            print(f"      {count / traced:8,.1f}  {('to', 'back', 'after')[phase]:5} {name}")
     await lifespan.shutdown()
 
 
