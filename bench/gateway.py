@@ -54,6 +54,7 @@ from _util import (
     cpu_seconds,
     free_port,
     goal_line,
+    interpreter,
     loadavg,
     machine,
     machine_ticks,
@@ -666,9 +667,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-modelwire", action="store_true", help="skip the modelwire column")
     ap.add_argument("--lane", action=argparse.BooleanOptionalAction, default=True,
                     help="also measure the same-protocol lane (model emu-lane, openai profile)")
-    ap.add_argument("--fast-python", metavar="PYTHON",
-                    help="add a column: modelwire serve run by this interpreter (one with uvloop and "
-                         "httptools installed, which uvicorn then uses)")
+    ap.add_argument("--other-python", metavar="PYTHON",
+                    help="add a column (mw-other): modelwire serve from this checkout run by another "
+                         "interpreter, one with modelwire's dependencies installed (e.g. another build: "
+                         "the interpreter's build moves the gateway's CPU per request by ~20%%)")
     ap.add_argument("--soak", type=float, default=0.0, help="then run 256 streams for MINUTES")
     ap.add_argument("--upstream", choices=("fast", "emulator"), default="fast",
                     help="fast: bench/_upstream.py (canned answers); emulator: modelwire's emulator")
@@ -733,14 +735,14 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
         if args.lane:
             print(f"  mw-lane: x-modelwire-lane = {lane_header(gw_url)!r} (expected 'passthrough')")
             targets.append(("mw-lane", gw_url, "emu-lane", gw))
-    if args.fast_python:
-        fast = start_modelwire(b, emu.port, args.fast_python, name="mw-fast")
+    if args.other_python:
+        fast = start_modelwire(b, emu.port, args.other_python, name="mw-other")
         if fast is not None:
-            probe = subprocess.run([args.fast_python, "-c", "import uvloop, httptools"], capture_output=True,
+            probe = subprocess.run([args.other_python, "-c", "import uvloop, httptools"], capture_output=True,
                                    check=False, timeout=60)
-            print(f"  mw-fast: modelwire serve under {args.fast_python} "
+            print(f"  mw-other: modelwire serve under {args.other_python}, Python {interpreter(args.other_python)} "
                   f"(uvloop + httptools {'found' if probe.returncode == 0 else 'NOT found'})")
-            targets.append(("mw-fast", f"http://127.0.0.1:{fast.port}/v1/chat/completions", "emu", fast))
+            targets.append(("mw-other", f"http://127.0.0.1:{fast.port}/v1/chat/completions", "emu", fast))
     lite_exe = None if args.no_litellm else find_litellm(args.litellm)
     if lite_exe is None and not args.no_litellm:
         print("  LiteLLM proxy column skipped: no `litellm` with its proxy extra (see bench/README.md)")
@@ -774,7 +776,8 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     if lite_exe:
         lite = start_litellm(b, emu.port, lite_exe)
         if lite is not None:
-            print(f"  LiteLLM proxy: {lite_exe} (RSS idle {lite.rss():.0f} MiB)")
+            print(f"  LiteLLM proxy: {lite_exe} (RSS idle {lite.rss():.0f} MiB), Python "
+                  f"{interpreter(str(Path(lite_exe).with_name('python')))}")
             lite_url = f"http://127.0.0.1:{lite.port}/v1/chat/completions"
             b.repin(emu, "client")
             warm_up(b, "litellm", lite_url, "emu", lite, emu)
@@ -802,7 +805,7 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
             direct = next((c for c in cells if (c.target, c.conc, c.stream) == ("direct", conc, stream)), None)
             rows += [cell_row(c, direct) for c in cells if c.conc == conc and c.stream == stream]
         print(table(HEAD, rows))
-    for target in ("modelwire", "mw-lane", "mw-fast"):
+    for target in ("modelwire", "mw-lane", "mw-other"):
         if any(c.target == target for c in cells):
             print(f"\nGoals (issue 7, 1 worker) for {target}:")
             for line in goals(cells, paired, target):
