@@ -57,7 +57,21 @@ SDK_HEADERS = [
 ]
 
 
-class _Socket:
+class _StubSocket:
+    """What an asyncio protocol asks of its transport, beside ``write``: never closing,
+    reading never paused."""
+
+    def is_closing(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+class _Socket(_StubSocket):
     """The gateway protocol's transport: keeps the last write, wakes the waiting request."""
 
     def __init__(self) -> None:
@@ -73,20 +87,11 @@ class _Socket:
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return ("127.0.0.1", 40000) if name in ("sockname", "peername") else default
 
-    def is_closing(self) -> bool:
-        return False
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
-
     def close(self) -> None:
         pass
 
 
-class _UpstreamSocket:
+class _UpstreamSocket(_StubSocket):
     """The socket under the Client's own HTTP/1.1 connection: each request written to it is
     answered, on the next turn of the loop, with the bytes the benchmark's upstream sends;
     so the transport's Python (pool, request head, httptools parse) is counted too."""
@@ -98,15 +103,6 @@ class _UpstreamSocket:
     def write(self, data: bytes) -> None:
         _Phase.mark(1)
         self._loop.call_soon(self._conn.data_received, ANSWER_WIRE)
-
-    def is_closing(self) -> bool:
-        return False
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
 
     def abort(self) -> None:
         raise SystemExit("the gateway dropped its upstream connection")
