@@ -142,7 +142,9 @@ def _request_bytes(model: str) -> bytes:
     return f"POST /v1/chat/completions HTTP/1.1\r\n{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
 
-async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
+async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
+    """The gateway in this process, warmed up: (one request, whether it took the lane,
+    the lifespan to shut down)."""
     import uvicorn
     from uvicorn.lifespan.on import LifespanOn
     from uvicorn.server import ServerState
@@ -179,8 +181,25 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
         await one()
     if not sock.last.startswith(b"HTTP/1.1 200"):
         raise SystemExit(f"{model}: the gateway did not answer 200: {sock.last[:300]!r}")
-    lane = b"x-modelwire-lane: passthrough" in sock.last
+    return one, b"x-modelwire-lane: passthrough" in sock.last, lifespan
 
+
+async def _count(workdir: Path, model: str, n: int) -> None:
+    """Under callgrind: its counters zeroed on entering zlib's ``adler32`` and dumped on
+    entering its ``crc32`` (options given by :func:`_instructions`), which nothing on the
+    gateway's path calls, so the dump holds exactly ``n`` requests."""
+    import zlib
+
+    one, _lane, lifespan = await _gateway(workdir, model)
+    zlib.adler32(b"")
+    for _ in range(n):
+        await one()
+    zlib.crc32(b"")
+    await lifespan.shutdown()
+
+
+async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
+    one, lane, lifespan = await _gateway(workdir, model)
     best = float("inf")
     for _ in range(7):
         start = time.process_time()
@@ -217,11 +236,48 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
     await lifespan.shutdown()
 
 
+def _instructions(python: str, model: str, n: int, turns: int, workdir: Path) -> str:
+    """Machine instructions per request (interpreter and C extensions alike), counted by
+    valgrind's callgrind over ``n`` requests in a child process: the same count in every
+    run whatever the host is doing, and unlike bytecodes it weighs a C call by its work."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return "no valgrind on PATH"
+    out = workdir / f"cg-{model}.out"
+    here = Path(__file__).resolve()
+    paths = [str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+    argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
+            "--dump-before=zlib_crc32", python, str(here), "--turns", str(turns), "--_count", model, str(n)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
+    dumps = list(workdir.glob(f"{out.name}.*"))
+    if done.returncode != 0 or len(dumps) != 1:
+        tail = " ".join(done.stderr.strip().splitlines()[-2:])[-300:]
+        why = tail if done.returncode != 0 else (
+            f"callgrind saw no zlib_adler32 / zlib_crc32 in {python} (a stripped build?); pass an "
+            "interpreter of the same Python version built with symbols, e.g. pyenv's" if not dumps else
+            f"{len(dumps)} dumps: something on the path calls zlib.crc32")
+        return f"not counted: {why}"
+    dump = dumps[0]
+    for line in dump.read_text().splitlines():
+        if line.startswith("totals:"):
+            return f"{int(line.split()[1]) / n:,.0f} instructions per request"
+    return f"not counted: no totals in {dump}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--turns", type=int, default=0, help="an agent's conversation of N exchanges (default 0)")
     ap.add_argument("--requests", type=int, default=2000, help="requests per timed run (default 2000)")
     ap.add_argument("--by", action="store_true", help="list the functions that ran the most bytecodes")
+    ap.add_argument("--instructions", nargs="?", const=sys.executable, metavar="PYTHON",
+                    help="count machine instructions per request under valgrind instead (slow: minutes), "
+                         "with PYTHON (default this one; it needs its symbols: distributions strip theirs)")
+    ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
     os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
@@ -233,10 +289,18 @@ def main() -> int:
     except ImportError:
         run = asyncio.run  # type: ignore[assignment]
     messages = len(bench_gateway.CONVERSATION["messages"])
-    print(f"the gateway's path in one process, no sockets ({messages} message(s), an openai-SDK request):")
     with tempfile.TemporaryDirectory(prefix="mw-bench-path-") as tmp:
+        if args._count:  # the child of --instructions, under valgrind
+            run(_count(Path(tmp), args._count[0], int(args._count[1])))
+            return 0
+        print(f"the gateway's path in one process, no sockets ({messages} message(s), an openai-SDK request):")
         for model in ("emu", "emu-lane"):
-            run(_measure(Path(tmp), model, max(1, args.requests), args.by))
+            if args.instructions:
+                n = min(args.requests, 200)
+                print(f"  {model:9} {_instructions(args.instructions, model, n, args.turns, Path(tmp))} "
+                      f"(callgrind, {n} requests, {args.instructions})")
+            else:
+                run(_measure(Path(tmp), model, max(1, args.requests), args.by))
     return 0
 
 
