@@ -264,9 +264,9 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path) ->
         return f"not counted: {why}"
     dump = dumps[0]
     for line in dump.read_text().splitlines():
-        if line.startswith("totals:"):
+        if line.startswith("summary:"):  # the dump's cost, as callgrind_annotate shows it
             return f"{int(line.split()[1]) / n:,.0f} instructions per request"
-    return f"not counted: no totals in {dump}"
+    return f"not counted: no summary in {dump}"
 
 
 def main() -> int:
