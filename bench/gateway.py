@@ -736,13 +736,13 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
             print(f"  mw-lane: x-modelwire-lane = {lane_header(gw_url)!r} (expected 'passthrough')")
             targets.append(("mw-lane", gw_url, "emu-lane", gw))
     if args.other_python:
-        fast = start_modelwire(b, emu.port, args.other_python, name="mw-other")
-        if fast is not None:
+        other = start_modelwire(b, emu.port, args.other_python, name="mw-other")
+        if other is not None:
             probe = subprocess.run([args.other_python, "-c", "import uvloop, httptools"], capture_output=True,
                                    check=False, timeout=60)
             print(f"  mw-other: modelwire serve under {args.other_python}, Python {interpreter(args.other_python)} "
                   f"(uvloop + httptools {'found' if probe.returncode == 0 else 'NOT found'})")
-            targets.append(("mw-other", f"http://127.0.0.1:{fast.port}/v1/chat/completions", "emu", fast))
+            targets.append(("mw-other", f"http://127.0.0.1:{other.port}/v1/chat/completions", "emu", other))
     lite_exe = None if args.no_litellm else find_litellm(args.litellm)
     if lite_exe is None and not args.no_litellm:
         print("  LiteLLM proxy column skipped: no `litellm` with its proxy extra (see bench/README.md)")
