@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from ._slotinit import slot_init
+
 if TYPE_CHECKING:
     from .types import AssistantMessage, FinishReason, Usage
 
@@ -15,6 +17,7 @@ AttemptOutcome: TypeAlias = Literal[
 ]
 
 
+@slot_init  # built for every request (the gateway's hot path)
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One try at serving a turn: which provider and model, and how it ended."""
@@ -26,6 +29,7 @@ class Attempt:
     credential: str | None = None  # the credential's label, never its secret
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Completion:
     """One assistant turn in the Chat Completions shape.

@@ -18,8 +18,10 @@ Chat Completions meaning (server tool use, citations) so nothing is lost.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from ._slotinit import slot_init
 
 if TYPE_CHECKING:
     from .errors import ModelwireError
@@ -40,53 +42,20 @@ __all__ = [
     "UsageEvent",
 ]
 
-_T = TypeVar("_T")
 
-
-def _slot_init(cls: type[_T]) -> type[_T]:
-    """Give a frozen, slotted dataclass a cheaper ``__init__`` with the same signature.
-
-    The generated one stores each field with ``object.__setattr__`` (a frozen class
-    refuses plain assignment): about 300 ns for a one-field event, 600 ns for
-    ``ReasoningDelta``, and a decoder builds one event per streamed token. Storing
-    through the slot descriptors is the same store at about two thirds of the cost.
-    Everything else (eq, hash, repr, ``replace``, ``FrozenInstanceError``) stays the
-    dataclass's own; a test checks the signatures did not change.
-    """
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    env: dict[str, Any] = {f"_set_{n}": getattr(cls, n).__set__ for n in names}
-    params = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.default_factory is not MISSING or not f.init or f.kw_only:
-            raise TypeError(f"{cls.__name__}.{f.name}: only plain fields are supported")
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            env[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-    body = "".join(f"\n    _set_{n}(self, {n})" for n in names)
-    exec(f"def __init__(self, {', '.join(params)}):{body}\n", env)  # noqa: S102 - our own field names
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    init.__annotations__ = dict(cls.__init__.__annotations__)  # type: ignore[misc]
-    cls.__init__ = init  # type: ignore[misc]
-    return cls
-
-
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     text: str
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RefusalDelta:
     text: str
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
     """A piece of reasoning: readable ``text``, a ``signature``, or ``redacted`` data."""
@@ -96,7 +65,7 @@ class ReasoningDelta:
     redacted: str | None = None
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ReasoningBlock:
     """A finished provider-native reasoning block, byte-exact, and its issuer."""
@@ -105,7 +74,7 @@ class ReasoningBlock:
     block: dict[str, Any]
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
     index: int
@@ -113,20 +82,20 @@ class ToolCallStart:
     name: str
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     index: int
     arguments: str  # a fragment of the JSON arguments string
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallEnd:
     index: int
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class UsageEvent:
     """Usage so far. Cumulative: the latest one wins, never sum them."""
@@ -134,7 +103,7 @@ class UsageEvent:
     usage: Usage
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Finish:
     """The turn ended. ``native`` is the provider's own reason (``end_turn``,
@@ -144,7 +113,7 @@ class Finish:
     native: str | None = None
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Passthrough:
     """A provider block with no Chat Completions meaning, kept verbatim."""
@@ -153,7 +122,7 @@ class Passthrough:
     block: dict[str, Any]
 
 
-@_slot_init
+@slot_init
 @dataclass(frozen=True, slots=True)
 class StreamError:
     """An error the provider reported inside a started stream."""

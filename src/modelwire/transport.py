@@ -42,6 +42,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from ._slotinit import slot_init
 from .errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ class Timeouts:
         return self.stale if self.stale is not None else self.read
 
 
+@slot_init  # one per upstream answer
 @dataclass(frozen=True, slots=True)
 class Response:
     """A whole HTTP response: status, lowercased headers, body bytes."""

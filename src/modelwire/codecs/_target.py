@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._slotinit import slot_init
 from ..providers.profile import ProviderProfile
 
 __all__ = ["EncodedRequest", "Target", "auth_headers"]
 
 
+@slot_init  # built for every request (the gateway's hot path)
 @dataclass(frozen=True, slots=True)
 class Target:
     """One upstream: the provider profile, the model id sent upstream, and a credential.
@@ -41,6 +43,7 @@ def auth_headers(profile: ProviderProfile, api_key: str | None) -> dict[str, str
     return {}
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class EncodedRequest:
     """An HTTP request, ready for a transport: ``path`` is relative to the base URL."""
