@@ -167,24 +167,22 @@ def machine() -> str:
             f"{platform.release()}, Python {interpreter()}")
 
 
-_INTERPRETER = """
-import sys
-try:
-    with open("/proc/self/maps", encoding="utf-8") as f:
-        link = "libpython shared" if "libpython" in f.read() else "libpython static"
-except OSError:
-    link = "libpython ?"
-print(f"{sys.version.split()[0]} ({sys._base_executable}, {link})")
-"""
-
-
 def interpreter(python: str | None = None) -> str:
     """An interpreter's version, base executable and how libpython is linked, e.g.
     ``3.11.2 (/usr/bin/python3.11, libpython static)``: the same code runs ~20-30% slower
-    on a build without PGO and LTO (pyenv's default, shared) than on a distribution's."""
+    on a build without PGO and LTO (pyenv's default, shared) than on a distribution's.
+    ``python``: another interpreter, asked in a child process; default this one."""
+    if python is None:
+        try:
+            with open("/proc/self/maps", encoding="utf-8") as f:
+                link = "libpython shared" if "libpython" in f.read() else "libpython static"
+        except OSError:
+            link = "libpython ?"
+        return f"{sys.version.split()[0]} ({sys._base_executable}, {link})"  # type: ignore[attr-defined]
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = f"import sys; sys.path.insert(0, {here!r}); import _util; print(_util.interpreter())"
     try:
-        done = subprocess.run([python or sys.executable, "-c", _INTERPRETER], capture_output=True, text=True,
-                              timeout=60, check=False)
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"? ({exc})"
     return done.stdout.strip() or f"? ({done.stderr.strip()[-200:]})"

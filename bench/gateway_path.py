@@ -79,7 +79,7 @@ class _Socket(_StubSocket):
         self.last = b""
 
     def write(self, data: bytes) -> None:
-        _Phase.mark(2)
+        _phase.mark(2)
         self.last = data
         if self.done is not None and not self.done.done():
             self.done.set_result(None)
@@ -101,7 +101,7 @@ class _UpstreamSocket(_StubSocket):
         self._loop = loop
 
     def write(self, data: bytes) -> None:
-        _Phase.mark(1)
+        _phase.mark(1)
         self._loop.call_soon(self._conn.data_received, ANSWER_WIRE)
 
     def abort(self) -> None:
@@ -138,7 +138,7 @@ class _Phases:
             self.now = phase
 
 
-_Phase = _Phases()
+_phase = _Phases()
 
 
 def _request_bytes(model: str) -> bytes:
@@ -176,7 +176,7 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     wire = _request_bytes(model)
 
     async def one() -> None:
-        _Phase.now = 0
+        _phase.now = 0
         sock.done = loop.create_future()
         proto.data_received(wire)
         await sock.done
@@ -221,7 +221,7 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
             frame.f_trace_lines = False
         elif event == "opcode":
             code = frame.f_code
-            counts[(_Phase.now, f"{Path(code.co_filename).name}:{code.co_name}")] += 1
+            counts[(_phase.now, f"{Path(code.co_filename).name}:{code.co_name}")] += 1
         return trace
 
     traced = 100
