@@ -4,7 +4,7 @@ Run: ``python bench/_rawfloor.py PORT UPSTREAM_BASE``.
 
 A uvloop server parsing requests with httptools, and per client connection one kept-alive
 upstream connection whose answers are parsed with httptools and relayed as they arrive
-(chunked). No ASGI, no framework, no auth, no checks: nothing a gateway could leave out.
+(chunked; what one read of the answer gives goes out in one write). No ASGI, no framework, no auth, no checks: nothing a gateway could leave out.
 What it adds over the upstream is the cost of the two extra loopback hops and the event
 loop on this machine; ``floor`` (uvicorn + aiohttp) is the same job on stock libraries.
 """
@@ -33,7 +33,9 @@ class _Up(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        # what one read of the upstream's answer gives goes to the client in one write
         self.parser.feed_data(data)
+        self.down.flush()
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if name.lower() == b"content-type":
@@ -59,10 +61,15 @@ class _Down(asyncio.Protocol):
         self.up: _Up | None = None
         self.url = b""
         self.body: list[bytes] = []
+        self.out: list[bytes] = []
 
     def write(self, data: bytes) -> None:
-        if self.transport is not None:
-            self.transport.write(data)
+        self.out.append(data)
+
+    def flush(self) -> None:
+        if self.out and self.transport is not None:
+            self.transport.write(b"".join(self.out))
+        self.out = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -85,6 +92,7 @@ class _Down(asyncio.Protocol):
         self.body = []
         if self.parser.get_method() == b"GET":
             self.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            self.flush()
             return
         request = (b"POST %s HTTP/1.1\r\nhost: upstream\r\ncontent-type: application/json\r\n"
                    b"content-length: %d\r\n\r\n%s" % (self.url, len(body), body))

@@ -8,9 +8,12 @@ Processes (each its own; every one is killed at the end, ports are free ones):
   server (``--upstream fast``, the default: it streams ``--stream-chunks`` chunks per
   answer and is not what bounds the result), or modelwire's emulator
   (``--upstream emulator``: a full Python app, about 1,500 requests/s);
-* the floors (``--no-floor`` skips both): ``bench/_floor.py``, a bare uvicorn + aiohttp
+* the floors (``--no-floor`` skips them): ``bench/_floor.py``, a bare uvicorn + aiohttp
   proxy that forwards bytes and does nothing else, and ``bench/_rawfloor.py``, the same
   job on raw asyncio + httptools (no ASGI, no framework): what a Python hop adds at least;
+  and, when ``socat`` is installed (``apt install socat``), a C byte relay
+  (``socat TCP-LISTEN ... TCP:upstream``: no HTTP parsing at all), what any user-space
+  hop adds on this machine;
 * ``modelwire serve`` (1 worker) with ``models: {emu: {provider: emulator, ...}}``;
 * LiteLLM's proxy (``litellm --config ...``, 1 worker, no database) when a ``litellm``
   command with its proxy extra is found (``--litellm PATH``; see bench/README.md);
@@ -109,8 +112,9 @@ def _headers() -> dict[str, str]:
     return {"content-type": "application/json", "authorization": f"Bearer {os.environ['MW_BENCH_KEY']}"}
 
 
-async def _request(session: Any, url: str, body: bytes, stream: bool) -> tuple[int, float, float, int]:
-    """One request: (status, seconds to first byte, seconds in total, SSE events read)."""
+async def _request(session: Any, url: str, body: bytes, stream: bool) -> tuple[int, float, float, int, float]:
+    """One request: (status, seconds to first byte, seconds in total, SSE events read, the
+    gateway's own seconds from its x-modelwire-overhead-ms header, or -1 without one)."""
     t0 = time.perf_counter()
     first = 0.0
     n = 0
@@ -118,6 +122,7 @@ async def _request(session: Any, url: str, body: bytes, stream: bool) -> tuple[i
     async with session.post(url, data=body, headers=_headers()) as resp:
         if not stream:
             first = time.perf_counter()
+        own = float(resp.headers.get("x-modelwire-overhead-ms", "-1000")) / 1e3
         async for piece in resp.content.iter_any():
             if not first:
                 first = time.perf_counter()
@@ -125,7 +130,7 @@ async def _request(session: Any, url: str, body: bytes, stream: bool) -> tuple[i
             n += piece.count(b"\n\n") + (prev_nl and piece[:1] == b"\n")
             prev_nl = piece[-1:] == b"\n"
         status = resp.status
-    return status, first - t0, time.perf_counter() - t0, n
+    return status, first - t0, time.perf_counter() - t0, n, own
 
 
 async def _paired(targets: list[tuple[str, bytes]], seconds: float, warmup: float,
@@ -135,7 +140,7 @@ async def _paired(targets: list[tuple[str, bytes]], seconds: float, warmup: floa
     import aiohttp
 
     timeout = aiohttp.ClientTimeout(total=None, sock_connect=STALL_S, sock_read=STALL_S)
-    out: list[dict[str, Any]] = [{"ttfb": [], "total": [], "errors": 0} for _ in targets]
+    out: list[dict[str, Any]] = [{"ttfb": [], "total": [], "own": [], "errors": 0} for _ in targets]
     warm_end = time.perf_counter() + warmup
     end = warm_end + seconds
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=len(targets)),
@@ -143,7 +148,7 @@ async def _paired(targets: list[tuple[str, bytes]], seconds: float, warmup: floa
         while time.perf_counter() < end:
             for (url, body), res in zip(targets, out):
                 try:
-                    status, first, total, _ = await _request(session, url, body, stream)
+                    status, first, total, _, own = await _request(session, url, body, stream)
                 except (TimeoutError, aiohttp.ClientError, OSError):
                     res["errors"] += 1
                     continue
@@ -152,6 +157,8 @@ async def _paired(targets: list[tuple[str, bytes]], seconds: float, warmup: floa
                 elif time.perf_counter() > warm_end:
                     res["ttfb"].append(first)
                     res["total"].append(total)
+                    if own >= 0:
+                        res["own"].append(own)
     return out
 
 
@@ -171,7 +178,7 @@ async def _load(url: str, body: bytes, conc: int, seconds: float, warmup: float,
 
     async def one(session: aiohttp.ClientSession) -> None:
         t0 = time.perf_counter()
-        status, first, whole, n = await _request(session, url, body, stream)
+        status, first, whole, n, _ = await _request(session, url, body, stream)
         t1 = t0 + whole
         if status != 200:
             counts["errors"] += 1
@@ -359,6 +366,18 @@ def start_raw_floor(b: Bench, upstream: int) -> Proc | None:
                    "/health", "server")
 
 
+def start_c_hop(b: Bench, upstream: int) -> Proc | None:
+    """socat relaying bytes between one client connection and one upstream connection
+    (a child per client connection): the least any user-space hop costs here."""
+    exe = shutil.which("socat")
+    if exe is None:
+        print("  c-hop skipped: no socat (apt install socat)")
+        return None
+    port = free_port()
+    return b.start("c-hop", [exe, f"TCP-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,nodelay",
+                             f"TCP:127.0.0.1:{upstream},nodelay"], port, "/v1/models", "server")
+
+
 def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: str = "modelwire") -> Proc | None:
     """``modelwire serve`` (1 worker). ``python``: another interpreter to run it with (this
     checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools."""
@@ -505,9 +524,10 @@ def run_paired(b: Bench, targets: list[tuple[str, str, str]], seconds: float,
 
 def _pool_into(acc: dict[str, dict[str, Any]], name: str, res: dict[str, Any]) -> None:
     """Add one block's samples of ``name`` to what earlier blocks gave."""
-    into = acc.setdefault(name, {"ttfb": [], "total": [], "errors": 0})
+    into = acc.setdefault(name, {"ttfb": [], "total": [], "own": [], "errors": 0})
     into["ttfb"] += res["ttfb"]
     into["total"] += res["total"]
+    into["own"] += res["own"]
     into["errors"] += res["errors"]
 
 
@@ -528,13 +548,16 @@ def paired_rows(res: dict[str, dict[str, Any]], stream: bool) -> list[list[Any]]
         vals = [pct(r[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
         dv = ([pct(d[k], p) * 1e3 for k, p in (("ttfb", 50), ("ttfb", 99), ("total", 50), ("total", 99))]
               if d is not None else [float("nan")] * 4)
+        own = [pct(r["own"], p) * 1e3 if r.get("own") else float("nan") for p in (50, 99)]
         rows.append([f"{name} {'stream' if stream else 'json'}", len(r["total"]), *vals,
-                     *[v - w for v, w in zip(vals, dv)], r["errors"]])
+                     *[v - w for v, w in zip(vals, dv)], *own, r["errors"]])
     return rows
 
 
+# own: the gateway's own time by its x-modelwire-overhead-ms header (its handler's time
+# before the upstream send and after the answer; HTTP parsing and socket writes excluded)
 PAIRED_HEAD = ["target", "requests", "TTFB p50 ms", "TTFB p99", "total p50", "total p99",
-               "+TTFB p50", "+TTFB p99", "+total p50", "+total p99", "errors"]
+               "+TTFB p50", "+TTFB p99", "+total p50", "+total p99", "own p50", "own p99", "errors"]
 
 
 def cell_row(c: Cell, direct: Cell | None) -> list[Any]:
@@ -579,8 +602,16 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
             g50, g99 = added(False, "total", 50, "raw-floor"), added(False, "total", 99, "raw-floor")
             note50 += f", the raw asyncio+httptools hop +{g50:.2f}"
             note99 += f", the raw hop +{g99:.2f}"
+        if "c-hop" in paired[False]:
+            h50, h99 = added(False, "total", 50, "c-hop"), added(False, "total", 99, "c-hop")
+            note50 += f", socat's C byte relay +{h50:.2f}"
+            note99 += f", socat +{h99:.2f}"
         lines.append(goal_line("added p50 <= 0.5 ms at concurrency 1 (interleaved)", a50 <= 0.5,
                                f"+{a50:.2f} ms{note50}"))
+        own = paired[False][target].get("own")
+        if own:
+            note50 += f"; the gateway's own time (x-modelwire-overhead-ms) p50 {pct(own, 50) * 1e3:.2f}"
+            note99 += f"; its own time p99 {pct(own, 99) * 1e3:.2f}"
         lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5,
                                f"+{a99:.2f} ms{note99}"))
     mw = [c for c in cells if c.target == target and not c.stream]
@@ -677,8 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream-chunks", type=int, default=200,
                     help="chunks per streamed answer (sent as max_tokens; the fast upstream obeys it)")
     ap.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
-                    help="also measure a bare uvicorn + aiohttp proxy (bench/_floor.py) and a raw "
-                         "asyncio + httptools one (bench/_rawfloor.py)")
+                    help="also measure a bare uvicorn + aiohttp proxy (bench/_floor.py), a raw "
+                         "asyncio + httptools one (bench/_rawfloor.py) and socat's byte relay")
     ap.add_argument("--turns", type=int, default=0,
                     help="send an agent's conversation: N earlier exchanges with tool calls and "
                          "results, and the tools (default 0: one user message)")
@@ -728,6 +759,9 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     raw = start_raw_floor(b, emu.port) if args.floor else None
     if raw is not None:
         targets.append(("raw-floor", f"http://127.0.0.1:{raw.port}/v1/chat/completions", "emulator-1", raw))
+    hop = start_c_hop(b, emu.port) if args.floor else None
+    if hop is not None:
+        targets.append(("c-hop", f"http://127.0.0.1:{hop.port}/v1/chat/completions", "emulator-1", hop))
     gw = None if args.no_modelwire else start_modelwire(b, emu.port)
     if gw is not None:
         gw_url = f"http://127.0.0.1:{gw.port}/v1/chat/completions"
@@ -769,10 +803,10 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
                 _pool_into(paired[stream], f"direct (with {name})", pair["direct"])
                 _pool_into(paired[stream], f"local (with {name})", pair["local"])
     for name, url, model, server in targets:
-        # the raw floor is a latency reference: one upstream connection per client
-        # connection and no flow control, so it is not measured under load
+        # the raw floor and the C hop are latency references: one upstream connection per
+        # client connection (socat: a process per client), so they are not measured under load
         cells += _target_cells(b, name, url, model, server, emu,
-                               [1] if name == "raw-floor" else concs, seconds)
+                               [1] if name in ("raw-floor", "c-hop") else concs, seconds)
     if lite_exe:
         lite = start_litellm(b, emu.port, lite_exe)
         if lite is not None:
@@ -793,7 +827,8 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     print(f"\nconcurrency 1, {how} (+ columns: added over that direct run, ms; LiteLLM always has"
           " its own direct run). direct: an upstream on the server core (one core crossing each way,"
           " like each hop through a proxy); local: an upstream on the load generator's core (no"
-          " crossing at all: the baseline of earlier runs)")
+          " crossing at all: the baseline of earlier runs); own: modelwire's own time by its"
+          " x-modelwire-overhead-ms header (its handler before the upstream send and after the answer)")
     rows = []
     for stream in (False, True):
         rows += paired_rows(paired[stream], stream)

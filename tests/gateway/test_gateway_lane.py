@@ -238,3 +238,21 @@ def test_responses_content_without_a_chat_form_rides_the_responses_lane(lgw, emu
     sent = _after(emulator_clean, n)
     assert len(sent) == 1 and sent[0]["body"]["input"] == body["input"]
     assert r.headers.get("x-modelwire-lane") == "passthrough"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-stream", "stream"])
+def test_lane_overhead_header_counts_the_gateways_time_not_the_upstreams(lgw, emulator_clean, stream):
+    # the upstream holds its answer 0.4 s: the request takes that long, the lane's
+    # x-modelwire-overhead-ms (its time before the send, and after the answer) does not
+    import time
+
+    emulator_clean.set_faults([{"fault": "hang", "model": "gpt-5-mini", "seconds": 0.4, "times": 1}])
+    started = time.perf_counter()
+    with httpx.stream("POST", lgw.base_url + "/v1/chat/completions",
+                      json={"model": "gpt", "messages": [{"role": "user", "content": "hello"}], "stream": stream},
+                      headers={"authorization": f"Bearer {KEY}"}, timeout=10) as resp:
+        resp.read()
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    assert resp.status_code == 200 and resp.headers["x-modelwire-lane"] == "passthrough"
+    assert elapsed_ms >= 400
+    assert 0 < float(resp.headers["x-modelwire-overhead-ms"]) < 150, resp.headers["x-modelwire-overhead-ms"]

@@ -68,9 +68,11 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
             if _give_up(fwd, exc) and hand_over:
                 return None
             raise
+        answered = time.perf_counter()
         fwd.succeeded()
         fwd.release()
-        return Reply(200, resp.body, _served_headers(ctx, fwd, overhead))
+        # as on the translating path: the time before the send and after the answer
+        return Reply(200, resp.body, _served_headers(ctx, fwd, overhead + (time.perf_counter() - answered) * 1000))
 
     manager = http.stream(fwd.request, base_url, timeouts)
     try:
