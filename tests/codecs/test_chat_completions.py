@@ -426,3 +426,41 @@ def test_tool_calls_go_out_whole_and_the_callers_call_is_untouched() -> None:
                      "index": 0},  # no extra_content for an endpoint that does not take Gemini's
                     {"id": "call_2", "type": "function", "function": {"name": "g", "arguments": '{"b":2}'}}]
     assert json.dumps(msgs) == before
+
+
+# ------------------------------------------------------- one choice per answer
+_HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("fields", [{"n": 2}, {"n": 5, "stream": True}, {"logprobs": True},
+                                    {"logprobs": True, "top_logprobs": 3}, {"top_logprobs": 2}])
+def test_several_choices_or_logprobs_are_refused_not_dropped(fields):
+    # the answer is one message: a translation would drop choices 1.. and the
+    # log-probabilities, so the request is refused, naming the field
+    with pytest.raises(UnsupportedContentError) as info:
+        cc.decode_request({"model": "m", "messages": _HI, **fields})
+    assert ("n=" in str(info.value)) == ("n" in fields)
+    assert ("logprobs" in str(info.value)) == ("n" not in fields)
+
+
+@pytest.mark.parametrize("n", ["2", 0, -1, 1.5, True])
+def test_a_malformed_n_is_a_plain_message_error(n):
+    with pytest.raises(MessageError) as info:
+        cc.decode_request({"model": "m", "messages": _HI, "n": n})
+    assert not isinstance(info.value, UnsupportedContentError)
+    assert "n must be a positive integer" in str(info.value)
+
+
+@pytest.mark.parametrize("fields", [{"n": 1}, {"n": None}, {"logprobs": False}, {"logprobs": None, "top_logprobs": 0}])
+def test_one_choice_and_no_logprobs_pass_as_they_are(fields):
+    req = cc.decode_request({"model": "m", "messages": _HI, **fields})
+    assert req["extra"] == fields
+    body = json.loads(cc.encode_request(req, Target(ProviderProfile("openai"), model="gpt-x")).body)
+    assert {k: body[k] for k in fields} == fields
+
+
+def test_the_client_refuses_several_choices_in_extra_too():
+    # Client users reach the same encode through extra=
+    target = Target(ProviderProfile("openai"), model="gpt-x")
+    with pytest.raises(UnsupportedContentError, match="n=3"):
+        cc.encode_request({"messages": _HI, "extra": {"n": 3}}, target)

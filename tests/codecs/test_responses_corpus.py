@@ -34,6 +34,10 @@ PROFILE = ProviderProfile(name="openai", api_mode="responses", issuer="openai")
 NOT_EXPRESSIBLE = {
     "openai__responses__multimodal-tool-return-matrix-direct-uploaded-file-image-openai-5af8d9_t1":
         "input_image by uploaded file_id: a Chat Completions image part needs a URL",
+    "openai__responses__openai-instructions-with-responses-logprobs":
+        "include message.output_text.logprobs: token log-probabilities are not carried",
+    "openai__responses__openai-instructions-with-responses-logprobs-streaming":
+        "include message.output_text.logprobs: token log-probabilities are not carried",
 }
 
 

@@ -461,3 +461,22 @@ def test_arguments_of_a_call_never_announced_are_kept_and_named_at_its_end():
         acc.feed(e)
     assert acc.result().tool_calls == [
         {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": '{"a":1}'}}]
+
+
+@pytest.mark.parametrize("fields", [{"include": ["message.output_text.logprobs"]}, {"top_logprobs": 3},
+                                    {"include": ["reasoning.encrypted_content", "message.output_text.logprobs"]}])
+def test_logprobs_are_refused_not_dropped(fields):
+    with pytest.raises(UnsupportedContentError, match="log-probabilities"):
+        responses.decode_request({"model": "m", "input": "hi", **fields})
+
+
+@pytest.mark.parametrize("fields", [{"include": ["reasoning.encrypted_content"]}, {"top_logprobs": 0},
+                                    {"top_logprobs": None, "include": []}])
+def test_other_includes_and_no_logprobs_pass_as_they_are(fields):
+    assert responses.decode_request({"model": "m", "input": "hi", **fields})["extra"] == fields
+
+
+def test_the_client_refuses_logprobs_in_extra_too():
+    with pytest.raises(UnsupportedContentError, match="log-probabilities"):
+        responses.encode_request({"messages": [{"role": "user", "content": "hi"}], "extra": {"top_logprobs": 2}},
+                                 Target(ProviderProfile("openai"), model="gpt-x"))

@@ -127,6 +127,17 @@ def test_chat_stream_passes_through_with_done(lgw):
     assert r.text.rstrip().endswith("data: [DONE]")
 
 
+def test_several_choices_and_logprobs_ride_the_lane_as_sent(lgw, emulator_clean):
+    # refused where a translation would drop them, forwarded as they are on the lane
+    n = _since(emulator_clean)
+    body = {"model": "gpt", "n": 2, "logprobs": True, "top_logprobs": 2,
+            "messages": [{"role": "user", "content": "hi"}]}
+    r = httpx.post(lgw.base_url + "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"},
+                   json=body, timeout=30)
+    assert r.status_code == 200 and r.headers["x-modelwire-lane"] == "passthrough"
+    assert _after(emulator_clean, n)[-1]["body"] == {**body, "model": "gpt-5-mini"}
+
+
 def test_responses_with_replayed_ids_are_translated_not_forwarded(lgw):
     client = openai.OpenAI(base_url=lgw.base_url + "/v1", api_key=KEY, max_retries=0)
     first = client.responses.with_raw_response.create(model="gpt-r", input="What is 6 times 7?")

@@ -136,6 +136,23 @@ def test_unknown_model_is_404_and_invalid_json_is_400(gateway):
     assert r.headers["x-request-id"].startswith("req_")
 
 
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+@pytest.mark.parametrize("ask", [{"n": 2}, {"logprobs": True, "top_logprobs": 2}], ids=["n", "logprobs"])
+def test_several_choices_or_logprobs_are_a_clear_400_where_they_would_be_dropped(gateway, upstream, ask):
+    # translated answers carry one message: choices 1.. and log-probabilities would be lost
+    with pytest.raises(openai.BadRequestError) as info:
+        oa(gateway).chat.completions.create(model=upstream, messages=[{"role": "user", "content": "hi"}], **ask)
+    assert ("n=2" if "n" in ask else "logprobs") in info.value.message
+    assert "send 2 requests" in info.value.message or "n" not in ask
+
+
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_responses_logprobs_are_a_clear_400_where_they_would_be_dropped(gateway, upstream):
+    with pytest.raises(openai.BadRequestError) as info:
+        oa(gateway).responses.create(model=upstream, input="hi", include=["message.output_text.logprobs"])
+    assert "log-probabilities" in info.value.message
+
+
 def test_previous_response_id_is_a_clear_400(gateway):
     with pytest.raises(openai.BadRequestError) as info:
         oa(gateway).responses.create(model="emu-chat", input="hi", previous_response_id="resp_123")

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import MessageError, ProtocolError
+from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
 from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
@@ -70,7 +70,10 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     body = profile.patch_body(body, target)
     native = metadata.get("native_thinking")
     knob = _KNOB_KEY.get(profile.reasoning_request)
-    for key, value in (request.get("extra") or {}).items():
+    extra = request.get("extra")
+    if extra:
+        one_choice(extra, "extra")
+    for key, value in (extra or {}).items():
         if key == native and key in _THINKING_KEYS and key != knob:
             # A front door's native thinking setting in a knob this endpoint does not
             # speak (Kimi answers 400 to both thinking and reasoning_effort):
@@ -214,9 +217,30 @@ def decode_request(body: bytes | str | Mapping[str, Any], headers: Mapping[str, 
     extra = {k: v for k, v in data.items() if k not in _KNOWN}
     _decode_thinking(data, req, metadata)
     if extra:
+        one_choice(extra, "request")
         req["extra"] = extra
     req["metadata"] = metadata
     return req
+
+
+def one_choice(fields: Mapping[str, Any], where: str) -> None:
+    """An answer here is one message: a request for several choices (``n``) or for token
+    log-probabilities would have the translation drop what the upstream sends back, so it
+    is refused instead (``UnsupportedContentError``: the gateway still forwards it as it is
+    where the request takes the same-protocol lane)."""
+    n = fields.get("n")
+    if n is not None and (type(n) is not int or n != 1):  # True == 1, but is not a count
+        if type(n) is not int or n < 1:
+            raise MessageError(f"{where}: n must be a positive integer, got {n!r}")
+        raise UnsupportedContentError(
+            f"{where}: n={n} asks for {n} choices; modelwire answers with one choice, so send "
+            f"{n} requests instead (a gateway forwards n unchanged only to an upstream that "
+            "speaks Chat Completions itself)")
+    if fields.get("logprobs") or fields.get("top_logprobs"):
+        raise UnsupportedContentError(
+            f"{where}: logprobs / top_logprobs: modelwire does not carry token log-probabilities "
+            "through a translation (a gateway forwards them unchanged only to an upstream that "
+            "speaks Chat Completions itself)")
 
 
 def _decode_messages(messages: list[Any], issuer: str, owned: bool = False) -> list[Any]:

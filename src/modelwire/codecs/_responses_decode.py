@@ -59,8 +59,23 @@ def decode_request(
             continue
         _decode_field(key, value, request, extra)
     if extra:
+        no_logprobs(extra)
         request["extra"] = extra
     return request
+
+
+def no_logprobs(extra: Mapping[str, Any]) -> None:
+    """Token log-probabilities ride on output text parts, which the internal model does not
+    keep: asked for, they are refused rather than dropped (the gateway still forwards the
+    request as it is where it takes the same-protocol lane)."""
+    include = extra.get("include")
+    top = extra.get("top_logprobs")
+    if (isinstance(include, list) and "message.output_text.logprobs" in include) or (
+            type(top) is int and top > 0):
+        raise UnsupportedContentError(
+            "include message.output_text.logprobs / top_logprobs: modelwire does not carry token "
+            "log-probabilities through a translation (a gateway forwards them unchanged only to an "
+            "upstream that speaks the Responses API itself)")
 
 
 def _parse(body: bytes | dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ import orjson
 
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
+from ._responses_decode import no_logprobs
 from ._target import EncodedRequest, Target, auth_headers
 
 __all__ = ["encode_input", "encode_request", "request_fields"]
@@ -104,6 +105,8 @@ def _merge_extra(body: dict[str, Any], extra: Mapping[str, Any]) -> None:
     # shallow, as the contract says: a native setting in extra (a front door's
     # own "reasoning" or "text") wins whole, so a re-encode says exactly what the
     # client said and adds nothing it did not ask for
+    if extra:
+        no_logprobs(extra)  # a Client's extra= too: the answer would come back without them
     body.update(extra)
 
 
