@@ -432,15 +432,17 @@ def test_tool_calls_go_out_whole_and_the_callers_call_is_untouched() -> None:
 _HI = [{"role": "user", "content": "hi"}]
 
 
-@pytest.mark.parametrize("fields", [{"n": 2}, {"n": 5, "stream": True}, {"logprobs": True},
-                                    {"logprobs": True, "top_logprobs": 3}, {"top_logprobs": 2}])
-def test_several_choices_or_logprobs_are_refused_not_dropped(fields):
-    # the answer is one message: a translation would drop choices 1.. and the
-    # log-probabilities, so the request is refused, naming the field
+@pytest.mark.parametrize("fields,named", [
+    ({"n": 2}, "n=2"), ({"n": 5, "stream": True}, "n=5"), ({"logprobs": True}, "logprobs"),
+    ({"logprobs": True, "top_logprobs": 3}, "logprobs"), ({"top_logprobs": 2}, "logprobs"),
+    ({"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}}, "audio output"),
+    ({"modalities": ["audio"]}, "audio output")])
+def test_several_choices_logprobs_or_audio_are_refused_not_dropped(fields, named):
+    # the answer is one text message: a translation would drop choices 1.., the
+    # log-probabilities or the audio, so the request is refused, naming the field
     with pytest.raises(UnsupportedContentError) as info:
         cc.decode_request({"model": "m", "messages": _HI, **fields})
-    assert ("n=" in str(info.value)) == ("n" in fields)
-    assert ("logprobs" in str(info.value)) == ("n" not in fields)
+    assert named in str(info.value)
 
 
 @pytest.mark.parametrize("n", ["2", 0, -1, 1.5, True])
@@ -451,7 +453,8 @@ def test_a_malformed_n_is_a_plain_message_error(n):
     assert "n must be a positive integer" in str(info.value)
 
 
-@pytest.mark.parametrize("fields", [{"n": 1}, {"n": None}, {"logprobs": False}, {"logprobs": None, "top_logprobs": 0}])
+@pytest.mark.parametrize("fields", [{"n": 1}, {"n": None}, {"logprobs": False}, {"logprobs": None, "top_logprobs": 0},
+                                    {"modalities": ["text"]}, {"audio": None}])
 def test_one_choice_and_no_logprobs_pass_as_they_are(fields):
     req = cc.decode_request({"model": "m", "messages": _HI, **fields})
     assert req["extra"] == fields

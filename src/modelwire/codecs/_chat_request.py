@@ -72,7 +72,7 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     knob = _KNOB_KEY.get(profile.reasoning_request)
     extra = request.get("extra")
     if extra:
-        one_choice(extra, "extra")
+        answer_fits(extra, "extra")
     for key, value in (extra or {}).items():
         if key == native and key in _THINKING_KEYS and key != knob:
             # A front door's native thinking setting in a knob this endpoint does not
@@ -217,17 +217,17 @@ def decode_request(body: bytes | str | Mapping[str, Any], headers: Mapping[str, 
     extra = {k: v for k, v in data.items() if k not in _KNOWN}
     _decode_thinking(data, req, metadata)
     if extra:
-        one_choice(extra, "request")
+        answer_fits(extra, "request")
         req["extra"] = extra
     req["metadata"] = metadata
     return req
 
 
-def one_choice(fields: Mapping[str, Any], where: str) -> None:
-    """An answer here is one message: a request for several choices (``n``) or for token
-    log-probabilities would have the translation drop what the upstream sends back, so it
-    is refused instead (``UnsupportedContentError``: the gateway still forwards it as it is
-    where the request takes the same-protocol lane)."""
+def answer_fits(fields: Mapping[str, Any], where: str) -> None:
+    """An answer here is one text message: a request for several choices (``n``), token
+    log-probabilities or spoken audio would have the translation drop what the upstream
+    sends back, so it is refused instead (``UnsupportedContentError``: the gateway still
+    forwards it as it is where the request takes the same-protocol lane)."""
     n = fields.get("n")
     if n is not None and (type(n) is not int or n != 1):  # True == 1, but is not a count
         if type(n) is not int or n < 1:
@@ -236,6 +236,11 @@ def one_choice(fields: Mapping[str, Any], where: str) -> None:
             f"{where}: n={n} asks for {n} choices; modelwire answers with one choice, so send "
             f"{n} requests instead (a gateway forwards n unchanged only to an upstream that "
             "speaks Chat Completions itself)")
+    modalities = fields.get("modalities")
+    if fields.get("audio") or (isinstance(modalities, list) and "audio" in modalities):
+        raise UnsupportedContentError(
+            f"{where}: audio output (modalities / audio): modelwire carries text answers only (a "
+            "gateway forwards it unchanged only to an upstream that speaks Chat Completions itself)")
     if fields.get("logprobs") or fields.get("top_logprobs"):
         raise UnsupportedContentError(
             f"{where}: logprobs / top_logprobs: modelwire does not carry token log-probabilities "
