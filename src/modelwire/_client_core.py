@@ -49,6 +49,7 @@ class Options:
     parallel_tool_calls: bool | None = None
     extra: dict[str, Any] | None = None
     headers: Mapping[str, str] | None = None
+    extra_api: str | None = None  # the protocol extra and non-function tools are written for
 
 
 @dataclass(frozen=True, slots=True)

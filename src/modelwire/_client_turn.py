@@ -21,6 +21,7 @@ from .completion import Attempt, Completion
 from .errors import (
     CredentialError,
     FallbackExhaustedError,
+    MessageError,
     ModelwireError,
     PoolExhaustedError,
     ProviderError,
@@ -35,6 +36,8 @@ __all__ = ["CLIENT_WORK", "Turn", "add_work"]
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
 # backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
 # gateway. A context variable, so each request's task has its own.
+_APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # codec module names
+
 CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0)
 
 
@@ -54,6 +57,8 @@ class Turn:
                  *, stream: bool) -> None:
         self.settings = settings
         self.options = options
+        if options.extra_api is not None and options.extra_api not in _APIS:
+            raise MessageError(f"extra_api must be one of {', '.join(sorted(_APIS))}, got {options.extra_api!r}")
         self.want_stream = stream
         self.chain = settings.chain()
         self.position = 0
@@ -102,8 +107,15 @@ class Turn:
         thinking = opts.thinking if opts.thinking is not None else ep.thinking
         if thinking is not None:
             request["thinking"] = thinking
-        if ep.extra or opts.extra:
-            request["extra"] = {**ep.extra, **(opts.extra or {})}
+        extra = opts.extra
+        if opts.extra_api is not None:
+            # the encoders refuse a non-function tool of another protocol, and native
+            # fields of another protocol are left out (they have no field to go in)
+            request["metadata"] = {"source_api": opts.extra_api}
+            if ep.codec.__name__.rpartition(".")[2] != opts.extra_api:
+                extra = None
+        if ep.extra or extra:
+            request["extra"] = {**ep.extra, **(extra or {})}
         return request
 
     def _timeouts(self, ep: Endpoint, body_size: int) -> Timeouts:

@@ -197,6 +197,7 @@ class Client(_Base):
         response_format: dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
         extra: dict[str, Any] | None = None,
+        extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Completion:
         """Send one non-streaming request (streams and accumulates when the endpoint
@@ -204,9 +205,13 @@ class Client(_Base):
 
         ``thinking``: ``low`` | ``medium`` | ``high`` | ``xhigh`` | ``max`` or None;
         ``extra`` is merged into the encoded body last; ``headers`` go upstream as-is.
+        ``extra_api`` names the protocol ``extra`` and any non-function tool (a server or
+        built-in tool) are written for (``chat_completions``, ``anthropic_messages`` or
+        ``responses``): a model of the chain that speaks another one gets no ``extra`` and
+        refuses such a tool (:class:`UnsupportedContentError`); None sends both everywhere.
         """
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers)
+                       response_format, parallel_tool_calls, extra, headers, extra_api)
         turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else _sync_sleep
@@ -241,13 +246,14 @@ class Client(_Base):
         response_format: dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
         extra: dict[str, Any] | None = None,
+        extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
         interrupt: Any = None,
     ) -> Stream:
         """Stream the answer as normalized events; ``.completion`` once done or interrupted.
         Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers)
+                       response_format, parallel_tool_calls, extra, headers, extra_api)
         return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
 
     def close(self) -> None:
@@ -486,12 +492,13 @@ class AsyncClient(_Base):
         response_format: dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
         extra: dict[str, Any] | None = None,
+        extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Completion:
         """As :meth:`Client.complete`."""
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers)
+                       response_format, parallel_tool_calls, extra, headers, extra_api)
         import asyncio  # here, not at module level: a sync Client never needs asyncio
 
         turn = Turn(self._settings, messages, options, stream=False)
@@ -543,6 +550,7 @@ class AsyncClient(_Base):
         response_format: dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
         extra: dict[str, Any] | None = None,
+        extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
         interrupt: Any = None,
     ) -> AsyncStream:
@@ -550,7 +558,7 @@ class AsyncClient(_Base):
         ``threading.Event``, or cancel the consuming task."""
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers)
+                       response_format, parallel_tool_calls, extra, headers, extra_api)
         stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
         add_work(time.perf_counter() - started)
         return stream

@@ -18,10 +18,12 @@ from modelwire import (
     BillingError,
     Client,
     FallbackExhaustedError,
+    MessageError,
     RateLimitError,
     ReadTimeoutError,
     ServerError,
     StreamInterruptedError,
+    UnsupportedContentError,
 )
 from modelwire.config import config_from_dict
 from modelwire.events import TextDelta
@@ -294,6 +296,31 @@ def test_fallback_reencodes_for_the_new_protocol_and_primary_returns_next_call(
     assert log[1]["headers"]["x-api-key"].startswith(KEY[:6])  # masked in the log
     assert "authorization" not in log[1]["headers"]
     assert first.model == wire.model + "-3" and second.model == wire.model
+
+
+def test_native_fields_and_tools_go_only_to_models_of_their_protocol(wire, sleeps, monkeypatch):
+    # extra_api: the chat model gets seed and the built-in tool; the Anthropic fallback
+    # gets neither field (no place for it) and would refuse the tool
+    monkeypatch.setenv("FAKE_KEY", KEY)
+    wire.script({"status": 404, "error": {"message": f"The model `{wire.model}` does not exist",
+                                          "code": "model_not_found"}}, OK)
+    with Client("primary", config=_chain_config(wire), fallback=["anthropic-backup"],
+                sleep=sleeps) as client:
+        client.complete(HI, max_tokens=20, extra={"seed": 7, "user": "u1"}, extra_api="chat_completions")
+    first, second = [r["body"] for r in wire.requests()]
+    assert (first["seed"], first["user"]) == (7, "u1")
+    assert "seed" not in second and "user" not in second and second["model"] == wire.model + "-3"
+
+
+def test_a_native_tool_of_another_protocol_is_refused_by_name(wire, sleeps):
+    with _client(wire, sleeps) as client:
+        with pytest.raises(UnsupportedContentError) as info:
+            client.complete(HI, tools=[{"type": "web_search_20250305", "name": "web_search"}],
+                            extra_api="anthropic_messages")
+        assert "'web_search_20250305' (web_search) is a tool type of Anthropic Messages" in str(info.value)
+        with pytest.raises(MessageError, match="extra_api must be one of"):
+            client.complete(HI, extra_api="openai")
+    assert wire.requests() == []  # refused before anything was sent
 
 
 def test_retries_spent_then_fallback_then_exhausted_lists_every_error(wire, sleeps, monkeypatch):

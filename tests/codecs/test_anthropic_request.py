@@ -586,3 +586,18 @@ def test_a_normalized_schema_shares_nothing_with_the_callers():
     assert not [c for c in containers(out) if id(c) in theirs]  # no dict or list shared
     out["properties"]["b"]["items"]["type"] = "changed"
     assert json.dumps(schema, sort_keys=True) == before
+
+
+@pytest.mark.parametrize("source,ok", [("responses", False), ("chat_completions", False),
+                                       ("anthropic_messages", True), (None, True)])
+def test_a_non_function_tool_goes_out_only_to_its_own_protocol(source, ok):
+    tool = {"type": "web_search", "search_context_size": "low"}
+    request = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 50, "tools": [tool]}
+    if source is not None:
+        request["metadata"] = {"source_api": source}
+    target = Target(ProviderProfile("anthropic"), "claude-sonnet-4-5", api_key="sk-ant-api03-fake-key")
+    if ok:
+        assert json.loads(am.encode_request(request, target).body)["tools"] == [tool]
+    else:
+        with pytest.raises(UnsupportedContentError, match=r"tools\[0\]: 'web_search' is a tool type of"):
+            am.encode_request(request, target)

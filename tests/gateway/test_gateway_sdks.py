@@ -153,6 +153,16 @@ def test_responses_logprobs_are_a_clear_400_where_they_would_be_dropped(gateway,
     assert "log-probabilities" in info.value.message
 
 
+@pytest.mark.parametrize("upstream", ["emu-chat", "emu-responses"])
+def test_an_anthropic_server_tool_toward_another_protocol_is_a_400_that_names_it(gateway, upstream):
+    # Claude Code's web search is a server tool Anthropic runs: a Chat Completions or
+    # Responses upstream has no such tool (before: its puzzling "missing tools[0].function")
+    with pytest.raises(anthropic.BadRequestError) as info:
+        an(gateway).messages.create(model=upstream, max_tokens=100, messages=[{"role": "user", "content": "hi"}],
+                                    tools=[{"type": "web_search_20250305", "name": "web_search", "max_uses": 2}])
+    assert "'web_search_20250305' (web_search) is a tool type of Anthropic Messages" in info.value.message
+
+
 def test_previous_response_id_is_a_clear_400(gateway):
     with pytest.raises(openai.BadRequestError) as info:
         oa(gateway).responses.create(model="emu-chat", input="hi", previous_response_id="resp_123")

@@ -225,7 +225,7 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
         tools = []  # tool_choice none: no tools are sent at all
     if tools:
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
-        body["tools"] = encode_tools(tools, profile, eager=eager)
+        body["tools"] = encode_tools(tools, profile, eager=eager, request=request)
         tc = encode_tool_choice(choice, request.get("parallel_tool_calls"))
         if tc is not None:
             body["tool_choice"] = tc

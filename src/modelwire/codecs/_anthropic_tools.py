@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from ..errors import MessageError
+from ._target import native_tool
 
 __all__ = [
     "encode_tool_choice",
@@ -103,7 +104,7 @@ _SPEC_KEYS = frozenset({"type", "function"})
 
 
 def encode_tools(
-    tools: list[dict[str, Any]], profile: Any, *, eager: bool
+    tools: list[dict[str, Any]], profile: Any, *, eager: bool, request: Any = None
 ) -> list[dict[str, Any]]:
     """OpenAI-shaped tool specs -> Anthropic tools. Non-function entries (server tools such
     as ``{"type": "web_search_20250305", "name": "web_search"}``, kept by decode_request)
@@ -121,7 +122,7 @@ def encode_tools(
                     log.warning("tools[%d]: duplicate tool name %r dropped", i, name)
                     continue
                 seen.add(name)
-            out.append(dict(spec))
+            out.append(native_tool(spec, i, request, "anthropic_messages"))
             continue
         fn = spec.get("function")
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):

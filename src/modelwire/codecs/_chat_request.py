@@ -13,7 +13,7 @@ from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
 from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
 from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
-from ._target import EncodedRequest, Target, auth_headers
+from ._target import EncodedRequest, Target, auth_headers, native_tool
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 
@@ -94,7 +94,7 @@ def _encode_tools(body: dict[str, Any], request: Mapping[str, Any], profile: Pro
     if tools:
         if not isinstance(tools, list):
             raise MessageError("tools must be a list")
-        body["tools"] = _tools(tools, profile)
+        body["tools"] = _tools(tools, profile, request)
     choice = request.get("tool_choice")
     if choice is not None and body.get("tools"):
         choice = _tool_choice(choice, profile)
@@ -109,14 +109,14 @@ def _encode_tools(body: dict[str, Any], request: Mapping[str, Any], profile: Pro
             log.debug("%s does not take parallel_tool_calls; dropped", profile.name)
 
 
-def _tools(tools: list[Any], profile: ProviderProfile) -> list[dict[str, Any]]:
+def _tools(tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for j, tool in enumerate(tools):
         if not isinstance(tool, dict):
             raise MessageError(f"tools[{j}] must be an object")
         if tool.get("type", "function") != "function":
-            out.append(tool)  # built-in tools (web_search...) pass through
+            out.append(native_tool(tool, j, request, "chat_completions"))  # custom tools...
             continue
         fn = tool.get("function")
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):

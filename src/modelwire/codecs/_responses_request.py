@@ -33,7 +33,7 @@ import orjson
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
 from ._responses_decode import no_logprobs
-from ._target import EncodedRequest, Target, auth_headers
+from ._target import EncodedRequest, Target, auth_headers, native_tool
 
 __all__ = ["encode_input", "encode_request", "request_fields"]
 
@@ -79,7 +79,7 @@ def request_fields(request: Request, *, model: str, sanitize: Any = None) -> dic
         body["instructions"] = instructions
     tools = request.get("tools")
     if tools:
-        body["tools"] = [_encode_tool(t, sanitize) for t in tools]
+        body["tools"] = [_encode_tool(t, sanitize, i, request) for i, t in enumerate(tools)]
     if "tool_choice" in request:
         body["tool_choice"] = _encode_tool_choice(request["tool_choice"])
     if "parallel_tool_calls" in request:
@@ -285,11 +285,11 @@ def _encode_part(part: Any, index: int) -> dict[str, Any]:
     raise UnsupportedContentError(f"content part {part!r:.80} cannot be sent to the Responses API", index=index)
 
 
-def _encode_tool(spec: Any, sanitize: Any) -> dict[str, Any]:
+def _encode_tool(spec: Any, sanitize: Any, index: int, request: Request) -> dict[str, Any]:
     if not isinstance(spec, dict):
         raise MessageError(f"tool spec must be an object, got {spec!r:.80}")
     if spec.get("type") != "function" or "function" not in spec:
-        return dict(spec)  # a Responses-native tool (web_search, mcp...) passes through
+        return native_tool(spec, index, request, "responses")  # web_search, mcp, custom...
     fn = spec["function"]
     out: dict[str, Any] = {"type": "function", "name": fn.get("name", "")}
     if "description" in fn:

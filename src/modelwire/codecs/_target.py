@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .._slotinit import slot_init
 from ..providers.profile import ProviderProfile
 
-__all__ = ["EncodedRequest", "Target", "auth_headers"]
+__all__ = ["EncodedRequest", "Target", "auth_headers", "native_tool"]
 
 
 @slot_init  # built for every request (the gateway's hot path)
@@ -59,3 +60,29 @@ class EncodedRequest:
 
 
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie"})
+
+
+_PROTOCOL_NAMES = {"chat_completions": "Chat Completions", "anthropic_messages": "Anthropic Messages",
+                   "responses": "the Responses API"}
+
+
+def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -> dict[str, Any]:
+    """A tool that is not a function (a server or built-in tool: Anthropic's
+    ``web_search_20250305``, Responses' ``web_search`` or ``custom``...) goes out as it is to
+    the protocol it was written for; one a front door of another protocol received is
+    refused here, naming it, instead of reaching an upstream that would answer a puzzling
+    400 ("missing tools[0].function") for it. Without a source (a library caller's own
+    spec) it goes out as it is."""
+    metadata = request.get("metadata") if isinstance(request, dict) else None
+    source = metadata.get("source_api") if isinstance(metadata, dict) else None
+    if source is not None and source != protocol:
+        from ..errors import UnsupportedContentError
+
+        kind = spec.get("type")
+        name = spec.get("name")
+        src = _PROTOCOL_NAMES.get(source, source)
+        raise UnsupportedContentError(
+            f"tools[{index}]: {kind!r}{f' ({name})' if isinstance(name, str) else ''} is a tool type "
+            f"of {src}, not a function: {_PROTOCOL_NAMES.get(protocol, protocol)} has no such tool "
+            f"(serve this model from an upstream that speaks {src}, or leave the tool out)")
+    return dict(spec)

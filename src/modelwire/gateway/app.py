@@ -221,10 +221,18 @@ def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
     return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
 
 
-def _client_options(req: dict[str, Any], same_protocol: bool) -> dict[str, Any]:
-    opts = {k: req[k] for k in _REQUEST_FIELDS if req.get(k) is not None}
-    if same_protocol and req.get("extra"):
-        opts["extra"] = req["extra"]  # native fields only make sense to the same protocol
+def _request_options(req: dict[str, Any]) -> dict[str, Any]:
+    """The request's fields with an internal meaning, as the Client's arguments."""
+    return {k: req[k] for k in _REQUEST_FIELDS if req.get(k) is not None}
+
+
+def _client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
+    opts = _request_options(req)
+    # native fields and tools: the Client gives them to the models of the chain that speak
+    # the door's protocol, leaves the fields out for the others and refuses their tools
+    opts["extra_api"] = door
+    if req.get("extra"):
+        opts["extra"] = req["extra"]
     return opts
 
 

@@ -18,7 +18,7 @@ import orjson
 from ..codecs import EncodedRequest, Target
 from ..errors import ModelwireError
 from ..messages import prepare_conversation
-from .app import _client_options
+from .app import _request_options
 
 __all__ = ["upstream_count"]
 
@@ -48,7 +48,7 @@ async def upstream_count(client: Any, req: dict[str, Any]) -> int | None:
         # the request as the messages door would send it; fields the counter rejects
         # (max_tokens, sampling) are cut from the encoded body below
         request: dict[str, Any] = {"model": ep.model_id, "messages": prepare_conversation(req["messages"]),
-                                   **_client_options(req, False)}
+                                   **_request_options(req)}
         target = Target(ep.profile, ep.model_id, held.secret, ep.base_url, ep.headers)
         encoded = ep.codec.encode_request(request, target)
         body = {k: v for k, v in orjson.loads(encoded.body).items() if k in _COUNT_FIELDS}

@@ -205,7 +205,7 @@ class _Handlers:
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
                 raise ctx.unexpressible  # translating needs the internal model
-            opts = _client_options(req, same)
+            opts = _client_options(req, door)
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
                 return await self._stream(client, req, opts, ctx)
