@@ -36,7 +36,7 @@ __all__ = ["CLIENT_WORK", "Turn", "add_work"]
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
 # backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
 # gateway. A context variable, so each request's task has its own.
-_APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # codec module names
+_APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
 
 CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0)
 
@@ -112,7 +112,7 @@ class Turn:
             # the encoders refuse a non-function tool of another protocol, and native
             # fields of another protocol are left out (they have no field to go in)
             request["metadata"] = {"source_api": opts.extra_api}
-            if ep.codec.__name__.rpartition(".")[2] != opts.extra_api:
+            if ep.profile.api_mode != opts.extra_api:
                 extra = None
         if ep.extra or extra:
             request["extra"] = {**ep.extra, **(extra or {})}
