@@ -22,7 +22,9 @@ and httptools parse are counted too). Per request it prints
 Two models: ``emu`` (the translating path: decode, Client, encode) and ``emu-lane`` (the
 same-protocol lane: the client's bytes forwarded). ``--turns N`` sends an agent's
 conversation as ``bench/gateway.py --turns`` does; ``--by`` lists the functions that ran
-the most bytecodes.
+the most bytecodes; ``--stream`` sends streamed requests (a 20-chunk answer whose first event
+comes in one read and the rest in the next: "back to the client" then ends at the first
+event's write, the part a client's time to first byte waits for).
 """
 
 from __future__ import annotations
@@ -41,11 +43,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gateway as bench_gateway  # this directory's gateway.py
-from _upstream import json_answer
+from _upstream import json_answer, stream_events
 
 ANSWER = json_answer()
 ANSWER_WIRE = (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
                b"connection: keep-alive\r\n\r\n" % len(ANSWER)) + ANSWER
+# --stream: the benchmark upstream's streamed answer (20 chunks), its head and first event
+# in one read, the rest in a later one
+EVENTS = stream_events(20)
+STREAM_WIRE = [(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n"
+                b"connection: keep-alive\r\n\r\n" % sum(map(len, EVENTS))) + EVENTS[0], b"".join(EVENTS[1:])]
+STREAM = False
 # what the openai Python SDK sends (its x-stainless-* set), in its order
 SDK_HEADERS = [
     ("host", "127.0.0.1:4000"), ("accept-encoding", "gzip, deflate"), ("connection", "keep-alive"),
@@ -76,12 +84,14 @@ class _Socket(_StubSocket):
 
     def __init__(self) -> None:
         self.done: asyncio.Future[None] | None = None
-        self.last = b""
+        self.first = b""  # the answer's first write: its head
 
     def write(self, data: bytes) -> None:
         _phase.mark(2)
-        self.last = data
-        if self.done is not None and not self.done.done():
+        if not self.first:
+            self.first = data
+        # a JSON answer is one write; a stream's last write ends the chunked body
+        if self.done is not None and not self.done.done() and (not STREAM or data.endswith(b"0\r\n\r\n")):
             self.done.set_result(None)
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
@@ -102,7 +112,14 @@ class _UpstreamSocket(_StubSocket):
 
     def write(self, data: bytes) -> None:
         _phase.mark(1)
-        self._loop.call_soon(self._conn.data_received, ANSWER_WIRE)
+        if STREAM:
+            self._loop.call_soon(self._first)
+        else:
+            self._loop.call_soon(self._conn.data_received, ANSWER_WIRE)
+
+    def _first(self) -> None:
+        self._conn.data_received(STREAM_WIRE[0])
+        self._loop.call_soon(self._conn.data_received, STREAM_WIRE[1])
 
     def abort(self) -> None:
         raise SystemExit("the gateway dropped its upstream connection")
@@ -142,8 +159,8 @@ _phase = _Phases()
 
 
 def _request_bytes(model: str) -> bytes:
-    body = json.dumps({"model": model, **bench_gateway.CONVERSATION,
-                       "max_tokens": bench_gateway.MAX_TOKENS}).encode()
+    body = json.dumps({"model": model, **bench_gateway.CONVERSATION, "max_tokens": bench_gateway.MAX_TOKENS,
+                       **({"stream": True} if STREAM else {})}).encode()
     head = "".join(f"{k}: {v}\r\n" for k, v in SDK_HEADERS)
     return f"POST /v1/chat/completions HTTP/1.1\r\n{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
@@ -178,6 +195,7 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     async def one() -> None:
         _phase.now = 0
         sock.done = loop.create_future()
+        sock.first = b""
         proto.data_received(wire)
         await sock.done
 
@@ -185,9 +203,9 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     _plug_upstream(gateway.client(model), "http://127.0.0.1:9/v1", loop)  # the shared client
     for _ in range(500):
         await one()
-    if not sock.last.startswith(b"HTTP/1.1 200"):
-        raise SystemExit(f"{model}: the gateway did not answer 200: {sock.last[:300]!r}")
-    return one, b"x-modelwire-lane: passthrough" in sock.last, lifespan
+    if not sock.first.startswith(b"HTTP/1.1 200"):
+        raise SystemExit(f"{model}: the gateway did not answer 200: {sock.first[:300]!r}")
+    return one, b"x-modelwire-lane: passthrough" in sock.first, lifespan
 
 
 async def _count(workdir: Path, model: str, n: int) -> None:
@@ -258,7 +276,8 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path) ->
     paths = [str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
     argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
-            "--dump-before=zlib_crc32", python, str(here), "--turns", str(turns), "--_count", model, str(n)]
+            "--dump-before=zlib_crc32", python, str(here), "--turns", str(turns), "--_count", model, str(n),
+            *(["--stream"] if STREAM else [])]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     dumps = list(workdir.glob(f"{out.name}.*"))
     if done.returncode != 0 or len(dumps) != 1:
@@ -280,11 +299,16 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=0, help="an agent's conversation of N exchanges (default 0)")
     ap.add_argument("--requests", type=int, default=2000, help="requests per timed run (default 2000)")
     ap.add_argument("--by", action="store_true", help="list the functions that ran the most bytecodes")
+    ap.add_argument("--stream", action="store_true",
+                    help="streamed requests: a 20-chunk answer, its first event in one read and the rest "
+                         "in the next (the part 'back to the client' then ends at the first event's write)")
     ap.add_argument("--instructions", nargs="?", const=sys.executable, metavar="PYTHON",
                     help="count machine instructions per request under valgrind instead (slow: minutes), "
                          "with PYTHON (default this one; it needs its symbols: distributions strip theirs)")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global STREAM
+    STREAM = args.stream
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
     os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
     os.environ["MODELWIRE_GATEWAY_KEYS"] = ""
