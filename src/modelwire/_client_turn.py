@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 from ._client_core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
 from ._client_creds import Held
+from ._stops import StopDecoder, cut_completion, stop_list
 from .codecs._target import Target
 from .completion import Attempt, Completion
 from .errors import (
@@ -60,6 +61,8 @@ class Turn:
         if options.extra_api is not None and options.extra_api not in _APIS:
             raise MessageError(f"extra_api must be one of {', '.join(sorted(_APIS))}, got {options.extra_api!r}")
         self.want_stream = stream
+        # stop sequences the Client applies itself where an endpoint has none
+        self.stops = stop_list(options.stop) if options.stop is not None else ()
         self.chain = settings.chain()
         self.position = 0
         # the current model's endpoint (an attribute, not a lookup: read ~5 times a call)
@@ -102,6 +105,8 @@ class Turn:
             value = getattr(opts, name)
             if value is not None:
                 request[name] = value
+        if self.stops and not ep.codec.STOP_SEQUENCES:
+            del request["stop"]  # applied to the answer instead (see decoder, decode_response)
         if (self.strip_schema if strip_schema is None else strip_schema) and opts.tools:
             request["tools"] = _strip_schemas(opts.tools)
         thinking = opts.thinking if opts.thinking is not None else ep.thinking
@@ -138,7 +143,10 @@ class Turn:
     # -------------------------------------------------------------- results
     def decoder(self) -> Any:
         ep = self.endpoint
-        return ep.codec.StreamDecoder(issuer=ep.profile.issuer or None)
+        decoder = ep.codec.StreamDecoder(issuer=ep.profile.issuer or None)
+        if self.stops and not ep.codec.STOP_SEQUENCES:
+            return StopDecoder(decoder, self.stops)
+        return decoder
 
     def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelwireError:
         ep = self.endpoint
@@ -150,7 +158,10 @@ class Turn:
 
     def decode_response(self, body: bytes) -> Completion:
         ep = self.endpoint
-        return ep.codec.decode_response(body, issuer=ep.profile.issuer or None)  # type: ignore[no-any-return]
+        done = ep.codec.decode_response(body, issuer=ep.profile.issuer or None)
+        if self.stops and not ep.codec.STOP_SEQUENCES:
+            return cut_completion(done, self.stops)  # type: ignore[no-any-return]
+        return done  # type: ignore[no-any-return]
 
     def succeed(self, completion: Completion, *, interrupted: bool = False) -> Completion:
         """Record the attempt, report and release the credential, fill in the facts."""

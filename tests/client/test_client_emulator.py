@@ -358,3 +358,22 @@ def test_auth_that_survives_a_failed_refresh_raises():
             client.complete(ASK)
         assert len(strict.requests()["requests"]) == 1
     assert pool.credentials()[0].status == "dead"
+
+
+@pytest.mark.parametrize("mode", list(PROVIDERS))
+def test_stop_sequences_end_the_answer_on_every_protocol(emu, mode):
+    # the Responses API has no stop sequences: modelwire cuts the answer itself, the stream
+    # runs to its end (its usage is the upstream's), and the request carries no "stop"
+    for stream in (False, True):
+        with _client(emu, mode, Sleeps()) as client:
+            if stream:
+                s = client.stream(ASK, stop=["391."])
+                text, done = _text(list(s)), s.completion
+            else:
+                done = client.complete(ASK, stop="391.")
+                text = done.text
+        assert text == done.text == "17 * 23 = ", (mode, stream, text)
+        assert done.finish_reason == "stop" and done.usage["completion_tokens"] > 0
+        sent = _log(emu)[-1]["body"]
+        assert ("stop" in sent) == (mode == "chat_completions") and ("stop_sequences" in sent) == (
+            mode == "anthropic_messages")

@@ -163,6 +163,19 @@ def test_an_anthropic_server_tool_toward_another_protocol_is_a_400_that_names_it
     assert "'web_search_20250305' (web_search) is a tool type of Anthropic Messages" in info.value.message
 
 
+@pytest.mark.parametrize("upstream", UPSTREAMS)
+def test_stop_sequences_reach_every_upstream_even_one_without_them(gateway, upstream):
+    # the Responses API has no stop sequences: the gateway's Client ends the text itself
+    ask = [{"role": "user", "content": "What is 17 times 23?"}]
+    done = oa(gateway).chat.completions.create(model=upstream, messages=ask, stop=["391."])
+    assert done.choices[0].message.content == "17 * 23 = " and done.choices[0].finish_reason == "stop"
+    chunks = list(oa(gateway).chat.completions.create(model=upstream, messages=ask, stop="391.", stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "17 * 23 = "
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
+    msg = an(gateway).messages.create(model=upstream, max_tokens=100, messages=ask, stop_sequences=["391."])
+    assert msg.content[0].text == "17 * 23 = " and msg.stop_reason in ("stop_sequence", "end_turn")
+
+
 def test_previous_response_id_is_a_clear_400(gateway):
     with pytest.raises(openai.BadRequestError) as info:
         oa(gateway).responses.create(model="emu-chat", input="hi", previous_response_id="resp_123")

@@ -28,6 +28,7 @@ from ._anthropic_stream import StreamDecoder, StreamEncoder
 
 __all__ = [
     "MAX_BREAKPOINTS",
+    "STOP_SEQUENCES",
     "StreamDecoder",
     "StreamEncoder",
     "apply_cache_layout",
@@ -42,3 +43,6 @@ __all__ = [
     "normalize_model_id",
     "usage_from",
 ]
+
+# the endpoint stops at the request's stop sequences itself
+STOP_SEQUENCES = True

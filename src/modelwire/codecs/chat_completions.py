@@ -26,6 +26,7 @@ from ._chat_response import decode_error, decode_response, encode_response
 from ._chat_stream import StreamDecoder
 
 __all__ = [
+    "STOP_SEQUENCES",
     "StreamDecoder",
     "StreamEncoder",
     "decode_error",
@@ -35,3 +36,6 @@ __all__ = [
     "encode_response",
     "openai_effort",
 ]
+
+# the endpoint stops at the request's stop sequences itself
+STOP_SEQUENCES = True

@@ -22,6 +22,7 @@ from ._responses_response import decode_error, decode_response, encode_response
 from ._responses_stream import StreamDecoder
 
 __all__ = [
+    "STOP_SEQUENCES",
     "StreamDecoder",
     "StreamEncoder",
     "decode_error",
@@ -30,3 +31,6 @@ __all__ = [
     "encode_request",
     "encode_response",
 ]
+
+# the Responses API has no stop sequences: the Client applies them to the answer (modelwire._stops)
+STOP_SEQUENCES = False

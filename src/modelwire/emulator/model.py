@@ -57,6 +57,7 @@ class Prompt:
     parallel: bool = True
     thinking: bool = False
     max_tokens: int | None = None
+    stop: tuple[str, ...] = ()  # stop sequences: the text ends before the first one
     # structured output: {} for plain JSON mode, a JSON Schema for schema mode, None for text
     json_schema: dict[str, Any] | None = field(default=None, hash=False)
 
@@ -67,6 +68,7 @@ class Reply:
     calls: tuple[PlannedCall, ...] = ()
     reasoning: str | None = None
     finish: Finish = "stop"
+    stop_sequence: str | None = None  # the stop sequence that ended the text
 
 
 _STOP = frozenset(
@@ -188,6 +190,10 @@ def _finish(prompt: Prompt, reply: Reply) -> Reply:
     finish = reply.finish
     if prompt.max_tokens is not None and not reply.calls and len(text) > prompt.max_tokens * 4:
         text, finish = text[: max(prompt.max_tokens, 1) * 4], "length"
+    hits = [(i, s) for s in prompt.stop if (i := text.find(s)) >= 0]
+    if hits and not reply.calls:  # as a model does: the text ends before the first one
+        at, matched = min(hits)
+        return Reply(text=text[:at], reasoning=reasoning, finish="stop", stop_sequence=matched)
     return Reply(text=text, calls=reply.calls, reasoning=reasoning, finish=finish)
 
 

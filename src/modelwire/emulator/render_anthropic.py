@@ -61,8 +61,8 @@ def body(parsed: Parsed, reply: Reply, ctx: RenderContext) -> dict[str, Any]:
         "role": "assistant",
         "model": parsed.model,
         "content": _blocks(reply, ctx),
-        "stop_reason": _STOP[reply.finish],
-        "stop_sequence": None,
+        "stop_reason": "stop_sequence" if reply.stop_sequence else _STOP[reply.finish],
+        "stop_sequence": reply.stop_sequence,
         "usage": _usage(ctx),
     }
 
@@ -82,7 +82,7 @@ def events(parsed: Parsed, reply: Reply, ctx: RenderContext) -> list[bytes]:
         if index == 0:
             emit({"type": "ping"})
     emit({"type": "message_delta",
-          "delta": {"stop_reason": full["stop_reason"], "stop_sequence": None},
+          "delta": {"stop_reason": full["stop_reason"], "stop_sequence": full["stop_sequence"]},
           "usage": {k: v for k, v in full["usage"].items() if k not in ("cache_creation", "service_tier")}})
     emit({"type": "message_stop"})
     return out

@@ -57,6 +57,7 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
         thinking=thinking_on,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         json_schema=_response_format(body.get("response_format")),
+        stop=_stops(body.get("stop")),
     )
     blocks: list[Any] = []
     for m in messages:
@@ -196,3 +197,11 @@ def _response_format(raw: Any) -> dict[str, Any] | None:
         schema = (raw.get("json_schema") or {}).get("schema")
         return schema if isinstance(schema, dict) else {}
     return {} if raw.get("type") == "json_object" else None
+
+
+def _stops(stop: Any) -> tuple[str, ...]:
+    if isinstance(stop, str):
+        return (stop,) if stop else ()
+    if isinstance(stop, list):
+        return tuple(s for s in stop if isinstance(s, str) and s)
+    return ()

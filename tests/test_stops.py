@@ -1,0 +1,98 @@
+"""Stop sequences applied by modelwire for an endpoint that has none (modelwire._stops)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from modelwire._stops import StopDecoder, StopText, cut_completion, first_stop, stop_list
+from modelwire.completion import Completion
+from modelwire.events import Finish, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, UsageEvent
+
+_alphabet = st.text(alphabet="abcX\n", max_size=40)
+
+
+@settings(max_examples=500)
+@given(text=_alphabet, stops=st.lists(st.text(alphabet="abcX\n", min_size=1, max_size=4), min_size=1, max_size=4),
+       cuts=st.lists(st.integers(min_value=0, max_value=40), max_size=8))
+def test_streamed_text_in_any_pieces_ends_where_the_whole_text_would(text, stops, cuts):
+    # whatever the pieces, what goes out is the text up to the first stop sequence
+    stops_t = tuple(stops)
+    at = first_stop(text, stops_t)
+    bounds = sorted({0, len(text), *[c for c in cuts if c <= len(text)]})
+    st_ = StopText(stops_t)
+    out = "".join(st_.feed(text[a:b]) for a, b in zip(bounds, bounds[1:]))
+    if not st_.hit:
+        out += st_.flush()
+    assert out == (text[:at] if at >= 0 else text)
+    assert st_.hit == (at >= 0)
+
+
+def test_text_that_may_start_a_stop_sequence_is_held_until_it_is_known():
+    st_ = StopText(("Observation:",))
+    assert st_.feed("Thought: look it up\nObserv") == "Thought: look it up\n"
+    assert st_.feed("ed") == "Observed"  # not the stop sequence after all
+    assert st_.feed(" fine. Obs") == " fine. "
+    assert st_.feed("ervation: 42") == "" and st_.hit
+    assert st_.feed("more") == ""
+
+
+def test_stop_list_takes_a_string_or_a_list_and_skips_empty_ones():
+    assert stop_list("x") == ("x",)
+    assert stop_list(["a", "", 3, "b"]) == ("a", "b")
+    assert stop_list("") == () and stop_list(None) == ()
+
+
+class _Inner:
+    def __init__(self, batches):
+        self.batches = list(batches)
+        self.model = "m-1"
+
+    def feed(self, data):
+        return self.batches.pop(0)
+
+    def close(self):
+        return self.batches.pop(0) if self.batches else []
+
+
+def test_the_decoder_drops_what_came_after_the_stop_and_keeps_usage_and_ends_with_stop():
+    usage = {"prompt_tokens": 3, "completion_tokens": 9, "total_tokens": 12}
+    inner = _Inner([
+        [TextDelta("Answer: 4"), TextDelta("2\nEND and more")],
+        [ToolCallStart(0, "c1", "f"), ToolCallDelta(0, "{}"), ToolCallEnd(0), TextDelta("later")],
+        [UsageEvent(usage), Finish("tool_calls", "completed")],
+    ])
+    dec = StopDecoder(inner, ("END",))
+    events = dec.feed(b"") + dec.feed(b"") + dec.feed(b"") + dec.close()
+    assert events == [TextDelta("Answer: 4"), TextDelta("2\n"), UsageEvent(usage), Finish("stop", "completed")]
+    assert dec.model == "m-1"
+
+
+def test_the_decoder_flushes_held_text_before_a_tool_call_when_no_stop_came():
+    inner = _Inner([[TextDelta("calling EN"), ToolCallStart(0, "c1", "f")], [Finish("tool_calls")]])
+    dec = StopDecoder(inner, ("END",))
+    assert dec.feed(b"") == [TextDelta("calling "), TextDelta("EN"), ToolCallStart(0, "c1", "f")]
+    assert dec.feed(b"") == [Finish("tool_calls")]
+
+
+def test_the_decoder_gives_held_text_back_when_the_stream_just_ends():
+    dec = StopDecoder(_Inner([[TextDelta("tail EN")], []]), ("END",))
+    assert dec.feed(b"") == [TextDelta("tail ")]
+    assert dec.close() == [TextDelta("EN")]
+
+
+@pytest.mark.parametrize("content,stops,text,reason", [
+    ("one two STOP three", ("STOP",), "one two ", "stop"),
+    ("a b", ("STOP",), "a b", "tool_calls"),
+    ("x|y", ("y", "|"), "x", "stop"),
+])
+def test_a_whole_answer_is_cut_at_the_first_stop_sequence(content, stops, text, reason):
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    done = Completion(message={"role": "assistant", "content": content, "tool_calls": [call]},
+                      finish_reason="tool_calls", usage={"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+                      model="m-1")
+    cut = cut_completion(done, stops)
+    assert cut.text == text and cut.finish_reason == reason
+    assert (cut.tool_calls == []) == (reason == "stop")  # generated after the stop: not kept
+    assert cut.usage == done.usage
