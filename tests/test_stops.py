@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelwire._stops import StopDecoder, StopText, cut_completion, first_stop, stop_list
 from modelwire.completion import Completion
-from modelwire.events import Finish, TextDelta, ToolCallDelta, ToolCallEnd, ToolCallStart, UsageEvent
+from modelwire.events import (
+    Finish,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    UsageEvent,
+)
 
 _alphabet = st.text(alphabet="abcX\n", max_size=40)
 
@@ -22,7 +31,7 @@ def test_streamed_text_in_any_pieces_ends_where_the_whole_text_would(text, stops
     at = first_stop(text, stops_t)
     bounds = sorted({0, len(text), *[c for c in cuts if c <= len(text)]})
     st_ = StopText(stops_t)
-    out = "".join(st_.feed(text[a:b]) for a, b in zip(bounds, bounds[1:]))
+    out = "".join(st_.feed(text[a:b]) for a, b in itertools.pairwise(bounds))
     if not st_.hit:
         out += st_.flush()
     assert out == (text[:at] if at >= 0 else text)

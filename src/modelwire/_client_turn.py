@@ -105,7 +105,7 @@ class Turn:
             value = getattr(opts, name)
             if value is not None:
                 request[name] = value
-        if self.stops and not ep.codec.STOP_SEQUENCES:
+        if self.stops and self._cuts_stops(ep):
             del request["stop"]  # applied to the answer instead (see decoder, decode_response)
         if (self.strip_schema if strip_schema is None else strip_schema) and opts.tools:
             request["tools"] = _strip_schemas(opts.tools)
@@ -141,10 +141,16 @@ class Turn:
         return t
 
     # -------------------------------------------------------------- results
+    @staticmethod
+    def _cuts_stops(ep: Endpoint) -> bool:
+        """Whether the Client applies the stop sequences for ``ep`` (the Responses API has
+        none; OpenAI's reasoning models reject them)."""
+        return not ep.codec.STOP_SEQUENCES or not ep.profile.takes_stop(ep.model_id)
+
     def decoder(self) -> Any:
         ep = self.endpoint
         decoder = ep.codec.StreamDecoder(issuer=ep.profile.issuer or None)
-        if self.stops and not ep.codec.STOP_SEQUENCES:
+        if self.stops and self._cuts_stops(ep):
             return StopDecoder(decoder, self.stops)
         return decoder
 
@@ -159,7 +165,7 @@ class Turn:
     def decode_response(self, body: bytes) -> Completion:
         ep = self.endpoint
         done = ep.codec.decode_response(body, issuer=ep.profile.issuer or None)
-        if self.stops and not ep.codec.STOP_SEQUENCES:
+        if self.stops and self._cuts_stops(ep):
             return cut_completion(done, self.stops)  # type: ignore[no-any-return]
         return done  # type: ignore[no-any-return]
 

@@ -377,3 +377,19 @@ def test_stop_sequences_end_the_answer_on_every_protocol(emu, mode):
         sent = _log(emu)[-1]["body"]
         assert ("stop" in sent) == (mode == "chat_completions") and ("stop_sequences" in sent) == (
             mode == "anthropic_messages")
+
+
+def test_openai_reasoning_models_get_stop_sequences_applied_not_sent(emu):
+    # gpt-5 / o-series answer 400 "Unsupported parameter: 'stop'" (the emulator's openai
+    # profile too): modelwire leaves stop out for them and ends the text itself
+    import openai as openai_sdk
+
+    raw = openai_sdk.OpenAI(base_url=emu.openai_base_url("openai"), api_key="sk-test", max_retries=0)
+    with pytest.raises(openai_sdk.BadRequestError) as info:
+        raw.chat.completions.create(model="gpt-5-mini", messages=ASK, stop=["391."])
+    assert info.value.code == "unsupported_parameter" and info.value.param == "stop"
+    for model, sent in (("gpt-5-mini", False), ("o4-mini", False), ("gpt-4.1-mini", True)):
+        with Client(f"openai/{model}", base_url=emu.openai_base_url("openai"), api_key="sk-test") as client:
+            done = client.complete(ASK, stop=["391."])
+        assert done.text == "17 * 23 = " and done.finish_reason == "stop", model
+        assert ("stop" in _log(emu)[-1]["body"]) == sent, model

@@ -41,6 +41,10 @@ def _row(cls: type[ProviderProfile] = ProviderProfile, **fields: Any) -> Provide
     return cls(**fields)
 
 
+# OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and later) answer 400 "Unsupported
+# parameter: 'stop' is not supported with this model"
+_OPENAI_NO_STOP = r"(?:^|/)(?:o\d|gpt-(?:5|[6-9]|\d\d))"
+
 _ROWS: list[ProviderProfile] = [
     # ---------------------------------------------------------------- first parties
     _row(
@@ -48,7 +52,7 @@ _ROWS: list[ProviderProfile] = [
         docs_url="https://platform.openai.com/docs/api-reference/chat",
         # reasoning models reject max_tokens ("Use 'max_completion_tokens' instead")
         max_tokens_field="max_completion_tokens",
-        reasoning_request="reasoning_effort", developer_role=True,
+        reasoning_request="reasoning_effort", developer_role=True, no_stop_models=_OPENAI_NO_STOP,
     ),
     _row(
         name="anthropic", raw_passthrough=True, base_url="https://api.anthropic.com", api_mode="anthropic_messages",
@@ -251,7 +255,7 @@ _ROWS: list[ProviderProfile] = [
         auth_style="api-key", key_env=("AZURE_OPENAI_API_KEY",), issuer="azure-openai",
         docs_url="https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle",
         max_tokens_field="max_completion_tokens",  # the OpenAI models' rule holds here
-        reasoning_request="reasoning_effort", developer_role=True,
+        reasoning_request="reasoning_effort", developer_role=True, no_stop_models=_OPENAI_NO_STOP,
     ),
     _row(
         name="nous", base_url="https://inference-api.nousresearch.com/v1",

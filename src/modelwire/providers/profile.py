@@ -8,6 +8,8 @@ I/O.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -95,9 +97,16 @@ class ProviderProfile:
     local: bool = False  # a local server: no stale-stream timeout, key optional
     # Responses
     responses_store: bool = False
+    # model ids (a regex) that reject ``stop`` (OpenAI's reasoning models answer 400
+    # "Unsupported parameter: 'stop'"): the Client ends their text at the sequences itself
+    no_stop_models: str = ""
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     # ------------------------------------------------------------------ hooks
+    def takes_stop(self, model: str) -> bool:
+        """Whether ``model`` here accepts stop sequences in the request."""
+        return not self.no_stop_models or _pattern(self.no_stop_models).search(model) is None
+
     def accepts_issuer(self, issuer: str) -> bool:
         """Whether a reasoning block issued by ``issuer`` can go back to this endpoint."""
         return bool(issuer) and (issuer == self.issuer or issuer in self.accepts_issuers)
@@ -118,3 +127,8 @@ class ProviderProfile:
     def url(self, path: str, base_url: str | None = None) -> str:
         base = (base_url or self.base_url).rstrip("/")
         return base + path
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)

@@ -3,6 +3,7 @@ parse a ``/v1/chat/completions`` body and enforce the rules of the chosen profil
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..model import PlannedCall, Prompt, ToolDef, Turn
@@ -43,6 +44,9 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad("[] is too short - 'messages'", param="messages", code="empty_array")
+    if body.get("stop") is not None and profile.no_stop_models and re.search(profile.no_stop_models, model):
+        raise bad("Unsupported parameter: 'stop' is not supported with this model.", param="stop",
+                  code="unsupported_parameter")
     tools = _tools(body.get("tools"), profile)
     thinking_on = thinking_requested(body, profile)
     turns = _messages(messages, profile, thinking_on)
