@@ -96,6 +96,9 @@ class Settings:
         from .resilience import RetryPolicy
 
         self.pools = pools
+        # settings a model answered 400 to ("does not take"), by endpoint name: later calls
+        # leave them out from the start instead of paying the 400 again
+        self.refused: dict[str, set[str]] = {}
         self.model = model
         self.base_url = base_url
         self.api_key = api_key

@@ -37,6 +37,19 @@ __all__ = ["CLIENT_WORK", "Turn", "add_work"]
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
 # backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
 # gateway. A context variable, so each request's task has its own.
+# settings a model may refuse that the answer can do without (stop: applied by the Client)
+_DROPPABLE = frozenset({"stop", "temperature", "top_p", "presence_penalty", "frequency_penalty",
+                        "logit_bias", "seed", "top_k", "parallel_tool_calls"})
+
+
+def _rejected_param(error: ModelwireError) -> str | None:
+    """The parameter an OpenAI-style 400 names (``{"error": {"param": "temperature"}}``)."""
+    body = getattr(error, "body", None)
+    err = body.get("error") if isinstance(body, dict) else None
+    param = err.get("param") if isinstance(err, dict) else None
+    return param if isinstance(param, str) else None
+
+
 _APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
 
 CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0)
@@ -63,10 +76,13 @@ class Turn:
         self.want_stream = stream
         # stop sequences the Client applies itself where an endpoint has none
         self.stops = stop_list(options.stop) if options.stop is not None else ()
+        self.dropped: set[str] = set()  # settings the current model answered 400 to
         self.chain = settings.chain()
         self.position = 0
         # the current model's endpoint (an attribute, not a lookup: read ~5 times a call)
         self.endpoint: Endpoint = self.chain.entries[0][1]
+        if settings.refused:
+            self.dropped = set(settings.refused.get(self.endpoint.name, ()))
         self.messages = prepare_conversation(messages)
         self.attempts: list[Attempt] = []
         self.errors: list[ModelwireError] = []
@@ -107,6 +123,9 @@ class Turn:
                 request[name] = value
         if self.stops and self._cuts_stops(ep):
             del request["stop"]  # applied to the answer instead (see decoder, decode_response)
+        if self.dropped:
+            for name in self.dropped:
+                request.pop(name, None)
         if (self.strip_schema if strip_schema is None else strip_schema) and opts.tools:
             request["tools"] = _strip_schemas(opts.tools)
         thinking = opts.thinking if opts.thinking is not None else ep.thinking
@@ -121,6 +140,8 @@ class Turn:
                 extra = None
         if ep.extra or extra:
             request["extra"] = {**ep.extra, **(extra or {})}
+            if self.dropped:
+                request["extra"] = {k: v for k, v in request["extra"].items() if k not in self.dropped}
         return request
 
     def _timeouts(self, ep: Endpoint, body_size: int) -> Timeouts:
@@ -141,11 +162,11 @@ class Turn:
         return t
 
     # -------------------------------------------------------------- results
-    @staticmethod
-    def _cuts_stops(ep: Endpoint) -> bool:
+    def _cuts_stops(self, ep: Endpoint) -> bool:
         """Whether the Client applies the stop sequences for ``ep`` (the Responses API has
-        none; OpenAI's reasoning models reject them)."""
-        return not ep.codec.STOP_SEQUENCES or not ep.profile.takes_stop(ep.model_id)
+        none; OpenAI's reasoning models reject them, by name or by a 400 naming ``stop``)."""
+        return (not ep.codec.STOP_SEQUENCES or not ep.profile.takes_stop(ep.model_id)
+                or "stop" in self.dropped)
 
     def decoder(self) -> Any:
         ep = self.endpoint
@@ -252,6 +273,15 @@ class Turn:
                  type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "")
         if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):
             kind = "raise"  # resending the same body can only get the same 400
+        if kind == "drop_param":
+            param = _rejected_param(error)
+            if param is None or param not in _DROPPABLE or param in self.dropped:
+                kind = "raise"  # not a setting to do without, or dropping it did not help
+            else:
+                self.dropped.add(param)
+                self.settings.refused.setdefault(ep.name, set()).add(param)
+                log.warning("%s/%s does not take %r: resent without it%s", ep.profile.name, ep.model_id,
+                            param, " (the stop sequences are applied to the answer)" if param == "stop" else "")
         if kind == "refresh":
             refreshed = self.held is not None and self.endpoint.creds.refresh(self.held, error)
             self.ladder = dataclasses.replace(self.ladder, refreshed=True)
@@ -263,7 +293,7 @@ class Turn:
             self._raise(error)
         if kind == "fallback":
             return self._next_model(error, "fell_back")
-        outcome = {"strip_reasoning": "retried", "strip_schema": "retried",
+        outcome = {"strip_reasoning": "retried", "strip_schema": "retried", "drop_param": "retried",
                    "refresh": "refreshed", "rotate": "rotated", "retry": "retried"}[kind]
         self._record(outcome, error)
         self.release()
@@ -291,6 +321,7 @@ class Turn:
         self.position += 1
         self.endpoint = self.chain.entries[self.position][1]
         self.strip = False
+        self.dropped = set(self.settings.refused.get(self.endpoint.name, ()))  # its own
         self.ladder = LadderState(has_fallback=self.chain.has_after(self.position))
         return 0.0
 

@@ -379,3 +379,43 @@ def test_llamacpp_grammar_error_resends_once_without_pattern_and_format(wire, sl
     assert second == {"id": {"type": "string"}, "code": {"type": "string"}}
     assert tools[0]["function"]["parameters"]["properties"]["id"]["format"] == "uuid"  # untouched
     assert [a.outcome for a in done.attempts] == ["retried", "ok"]
+
+
+def _unsupported(param, code="unsupported_value"):
+    message = (f"Unsupported value: '{param}' does not support 0.2 with this model. Only the default (1) "
+               "value is supported." if code == "unsupported_value" else
+               f"Unsupported parameter: '{param}' is not supported with this model.")
+    return {"status": 400, "error": {"message": message, "type": "invalid_request_error",
+                                     "param": param, "code": code}}
+
+
+def test_a_setting_the_model_refuses_is_dropped_once_and_remembered(wire, sleeps, caplog):
+    # OpenAI's reasoning models (and Azure deployments of them, whatever their name):
+    # temperature other than 1 is a 400 naming it; resend without, and leave it out
+    # of later calls on this client from the start
+    wire.script(_unsupported("temperature"), OK, OK)
+    with _client(wire, sleeps) as client:
+        with caplog.at_level("WARNING", logger="modelwire.client"):
+            first = client.complete(HI, temperature=0.2, max_tokens=20)
+        second = client.complete(HI, temperature=0.2, max_tokens=20)
+    bodies = [r["body"] for r in wire.requests()]
+    assert [("temperature" in b) for b in bodies] == [True, False, False]
+    assert [a.outcome for a in first.attempts] == ["retried", "ok"] and first.text == FULL
+    assert [a.outcome for a in second.attempts] == ["ok"]
+    assert "does not take 'temperature': resent without it" in caplog.text
+    assert sleeps == []
+
+
+def test_a_refused_stop_is_applied_to_the_answer(wire, sleeps):
+    wire.script(_unsupported("stop", "unsupported_parameter"), OK)
+    with _client(wire, sleeps) as client:
+        done = client.complete(HI, stop=["scripted"], max_tokens=20)
+    assert [("stop" in r["body"]) for r in wire.requests()] == [True, False]
+    assert done.text == "Hello from the " and done.finish_reason == "stop"
+
+
+def test_a_400_naming_what_the_request_cannot_do_without_is_raised(wire, sleeps):
+    wire.script(_unsupported("messages[0].content"), OK)
+    with _client(wire, sleeps) as client, pytest.raises(BadRequestError, match="messages"):
+        client.complete(HI, max_tokens=20)
+    assert len(wire.requests()) == 1

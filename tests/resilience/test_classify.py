@@ -76,6 +76,10 @@ CASES = [
      "DeploymentNotFound", None, "model_not_found", False),
     ("llamacpp-grammar", 400, "error parsing grammar: unknown format 'uuid'", None, None,
      "schema_400", False),
+    ("openai-reasoning-stop", 400, "Unsupported parameter: 'stop' is not supported with this model.",
+     "unsupported_parameter", None, "param_400", False),
+    ("openai-reasoning-temperature", 400, ("Unsupported value: 'temperature' does not support 0.2 with"
+     " this model. Only the default (1) value is supported."), "unsupported_value", None, "param_400", False),
     ("bare-404-is-caller-error", 404, "Not Found", None, None, "bad_request", False),
     ("tool-output-missing", 400, "No tool output found for tool call call-a.",
      "invalid_request_error", None, "bad_request", False),

@@ -32,6 +32,10 @@ def test_grammar_400_strips_schemas_once_then_raises():
     assert decide(f("schema_400"), LadderState(stripped_schema=True)).kind == "raise"
 
 
+def test_a_refused_setting_is_dropped_by_the_client_which_knows_which_it_may_drop():
+    assert decide(f("param_400"), LadderState(has_fallback=True)).kind == "drop_param"
+
+
 def test_oauth_auth_refreshes_once_then_rotates_then_falls_back():
     oauth = LadderState(oauth=True, pooled=True, other_credential=True, has_fallback=True)
     assert decide(f("auth", fault=True), oauth).kind == "refresh"

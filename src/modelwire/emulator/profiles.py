@@ -32,7 +32,9 @@ class EmuProfile:
     reasoning_required: bool = False  # DeepSeek-style: tool-call turns must echo reasoning_content
     emits_reasoning_content: bool = False  # reasoning as `reasoning_content` in messages/deltas
     reject_reasoning_input: RejectStyle = ""  # strict providers: reasoning_content on input fails
-    no_stop_models: str = ""  # model ids (a regex) answering 400 "Unsupported parameter: 'stop'"
+    # OpenAI's reasoning models (a regex over model ids): 400 for stop ("Unsupported
+    # parameter") and for a temperature / top_p other than 1 ("Unsupported value")
+    reasoning_models: str = ""
     # Anthropic Messages
     verify_signatures: bool = True  # DeepSeek's/Kimi's Anthropic endpoints take unsigned thinking
     require_version_header: bool = False  # api.anthropic.com answers 400 without anthropic-version
@@ -43,8 +45,7 @@ PROFILES: dict[str, EmuProfile] = {
     for p in (
         EmuProfile("lenient", emits_reasoning_content=True),
         EmuProfile("anthropic", require_version_header=True),
-        # OpenAI's reasoning models take no stop sequences
-        EmuProfile("openai", no_stop_models=r"(?:^|/)(?:o\d|gpt-(?:5|[6-9]|\d\d))"),
+        EmuProfile("openai", reasoning_models=r"(?:^|/)(?:o\d|gpt-(?:5|[6-9]|\d\d))"),
         EmuProfile(
             "deepseek",
             unique_tool_names=True,

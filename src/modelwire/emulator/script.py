@@ -46,7 +46,7 @@ def _step(raw: Any, where: str) -> Reply | ApiError:
         error = raw.get("error") or {}
         return ApiError(status, str(error.get("message", f"scripted error {status}")),
                         etype=str(error.get("type", "api_error")), code=error.get("code"),
-                        headers={str(k): str(v) for k, v in (raw.get("headers") or {}).items()},
+                        param=error.get("param"), headers={str(k): str(v) for k, v in (raw.get("headers") or {}).items()},
                         body=raw.get("body"))
     calls = []
     for j, call in enumerate(raw.get("tool_calls") or []):

@@ -45,6 +45,7 @@ __all__ = ["RETRYABLE", "RULES", "Failure", "FailureKind", "Rule", "classify"]
 FailureKind: TypeAlias = Literal[
     "signature_400",  # a thinking signature / encrypted reasoning the provider will not accept
     "schema_400",  # llama.cpp could not compile a tool schema into its grammar
+    "param_400",  # a setting this model does not take (OpenAI: unsupported_parameter / _value)
     "auth",  # 401/403: the key is wrong, revoked or lacks access
     "rate_limit",  # 429 or a 402 that says it resets: wait or use another key
     "billing",  # quota or credit exhausted: this key will not recover soon
@@ -157,6 +158,11 @@ RULES: tuple[Rule, ...] = (
     # `format` values (providers/llamacpp.py); the fix is one resend without them
     Rule("schema_400", "llama.cpp grammar error", statuses=frozenset({400, 500}),
          phrases=("error parsing grammar", "json-schema-to-grammar", "failed to parse grammar")),
+    # OpenAI's reasoning models (and Azure's deployments of them, whatever their name)
+    # reject stop, or a temperature / top_p other than 1, naming the parameter: resend
+    # without it (the Client applies stop sequences itself)
+    Rule("param_400", "a setting this model does not take", statuses=frozenset({400}),
+         codes=frozenset({"unsupported_parameter", "unsupported_value"})),
     # Z.AI (GLM coding plan) answers 429 with code 1305 when the *service* is overloaded;
     # rotating keys only burns them (hermes #14038)
     Rule("overloaded", "Z.AI 1305: service overloaded", codes=frozenset({"1305"}),

@@ -34,7 +34,7 @@ from .classify import Failure
 __all__ = ["Action", "ActionKind", "LadderState", "RetryPolicy", "backoff", "decide"]
 
 ActionKind: TypeAlias = Literal[
-    "strip_reasoning", "strip_schema", "refresh", "rotate", "retry", "fallback", "raise"
+    "strip_reasoning", "strip_schema", "drop_param", "refresh", "rotate", "retry", "fallback", "raise"
 ]
 
 
@@ -117,6 +117,10 @@ def decide(failure: Failure, state: LadderState, policy: RetryPolicy | None = No
         if not state.stripped_schema:
             return Action("strip_schema", reason="tool schema grammar rejected: strip and resend")
         return _give_up(state, "grammar rejected again after stripping", fallback=False)
+    # (1c) a setting this model does not take: the Client resends without it, once per
+    # setting (it knows which it may drop; anything else is raised)
+    if kind == "param_400":
+        return Action("drop_param", reason="a setting this model does not take: resend without it")
     # (2) OAuth token may just have expired
     if kind == "auth" and state.oauth and not state.refreshed:
         return Action("refresh", reason="401 on an OAuth credential: refresh once")

@@ -44,9 +44,8 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise bad("[] is too short - 'messages'", param="messages", code="empty_array")
-    if body.get("stop") is not None and profile.no_stop_models and re.search(profile.no_stop_models, model):
-        raise bad("Unsupported parameter: 'stop' is not supported with this model.", param="stop",
-                  code="unsupported_parameter")
+    if profile.reasoning_models and re.search(profile.reasoning_models, model):
+        _reasoning_model_settings(body)
     tools = _tools(body.get("tools"), profile)
     thinking_on = thinking_requested(body, profile)
     turns = _messages(messages, profile, thinking_on)
@@ -209,3 +208,15 @@ def _stops(stop: Any) -> tuple[str, ...]:
     if isinstance(stop, list):
         return tuple(s for s in stop if isinstance(s, str) and s)
     return ()
+
+
+def _reasoning_model_settings(body: dict[str, Any]) -> None:
+    """What OpenAI's reasoning models refuse, in their words."""
+    if body.get("stop") is not None:
+        raise bad("Unsupported parameter: 'stop' is not supported with this model.", param="stop",
+                  code="unsupported_parameter")
+    for name in ("temperature", "top_p"):
+        value = body.get(name)
+        if value is not None and value != 1:
+            raise bad(f"Unsupported value: '{name}' does not support {value} with this model. Only the "
+                      "default (1) value is supported.", param=name, code="unsupported_value")
