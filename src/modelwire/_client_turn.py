@@ -37,6 +37,8 @@ __all__ = ["CLIENT_WORK", "Turn", "add_work"]
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
 # backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
 # gateway. A context variable, so each request's task has its own.
+_NONE: frozenset[str] = frozenset()
+
 # settings a model may refuse that the answer can do without (stop: applied by the Client)
 _DROPPABLE = frozenset({"stop", "temperature", "top_p", "presence_penalty", "frequency_penalty",
                         "logit_bias", "seed", "top_k", "parallel_tool_calls"})
@@ -76,13 +78,13 @@ class Turn:
         self.want_stream = stream
         # stop sequences the Client applies itself where an endpoint has none
         self.stops = stop_list(options.stop) if options.stop is not None else ()
-        self.dropped: set[str] = set()  # settings the current model answered 400 to
+        self.dropped: frozenset[str] = _NONE  # settings the current model answered 400 to
         self.chain = settings.chain()
         self.position = 0
         # the current model's endpoint (an attribute, not a lookup: read ~5 times a call)
         self.endpoint: Endpoint = self.chain.entries[0][1]
         if settings.refused:
-            self.dropped = set(settings.refused.get(self.endpoint.name, ()))
+            self.dropped = frozenset(settings.refused.get(self.endpoint.name, ()))
         self.messages = prepare_conversation(messages)
         self.attempts: list[Attempt] = []
         self.errors: list[ModelwireError] = []
@@ -132,11 +134,13 @@ class Turn:
         if thinking is not None:
             request["thinking"] = thinking
         extra = opts.extra
-        if opts.extra_api is not None:
+        api = opts.extra_api
+        if api is not None:
             # the encoders refuse a non-function tool of another protocol, and native
             # fields of another protocol are left out (they have no field to go in)
-            request["metadata"] = {"source_api": opts.extra_api}
-            if ep.profile.api_mode != opts.extra_api:
+            if opts.tools:
+                request["metadata"] = {"source_api": api}
+            if extra and ep.profile.api_mode != api:
                 extra = None
         if ep.extra or extra:
             request["extra"] = {**ep.extra, **(extra or {})}
@@ -278,7 +282,7 @@ class Turn:
             if param is None or param not in _DROPPABLE or param in self.dropped:
                 kind = "raise"  # not a setting to do without, or dropping it did not help
             else:
-                self.dropped.add(param)
+                self.dropped = self.dropped | {param}
                 self.settings.refused.setdefault(ep.name, set()).add(param)
                 log.warning("%s/%s does not take %r: resent without it%s", ep.profile.name, ep.model_id,
                             param, " (the stop sequences are applied to the answer)" if param == "stop" else "")
@@ -321,7 +325,7 @@ class Turn:
         self.position += 1
         self.endpoint = self.chain.entries[self.position][1]
         self.strip = False
-        self.dropped = set(self.settings.refused.get(self.endpoint.name, ()))  # its own
+        self.dropped = frozenset(self.settings.refused.get(self.endpoint.name, ()))  # its own
         self.ladder = LadderState(has_fallback=self.chain.has_after(self.position))
         return 0.0
 
