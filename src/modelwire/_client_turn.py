@@ -31,7 +31,7 @@ from .messages import prepare_conversation
 from .resilience import Failure, LadderState, classify, decide
 from .transport import Timeouts
 
-__all__ = ["CLIENT_WORK", "Turn", "add_work"]
+__all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse"]
 
 # Seconds the async Client's calls in this task spent on their own work (preparing and
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
@@ -42,6 +42,16 @@ _NONE: frozenset[str] = frozenset()
 # settings a model may refuse that the answer can do without (stop: applied by the Client)
 _DROPPABLE = frozenset({"stop", "temperature", "top_p", "presence_penalty", "frequency_penalty",
                         "logit_bias", "seed", "top_k", "parallel_tool_calls"})
+
+
+def refuse(settings: Settings, name: str, error: ModelwireError) -> str | None:
+    """Remember that model ``name`` refused the setting ``error`` names, when it is one an
+    answer can do without; returns it (None: nothing to drop)."""
+    param = _rejected_param(error)
+    if param is None or param not in _DROPPABLE:
+        return None
+    settings.refused.setdefault(name, set()).add(param)
+    return param
 
 
 def _rejected_param(error: ModelwireError) -> str | None:
@@ -279,11 +289,10 @@ class Turn:
             kind = "raise"  # resending the same body can only get the same 400
         if kind == "drop_param":
             param = _rejected_param(error)
-            if param is None or param not in _DROPPABLE or param in self.dropped:
+            if param in self.dropped or refuse(self.settings, ep.name, error) is None:
                 kind = "raise"  # not a setting to do without, or dropping it did not help
             else:
                 self.dropped = self.dropped | {param}
-                self.settings.refused.setdefault(ep.name, set()).add(param)
                 log.warning("%s/%s does not take %r: resent without it%s", ep.profile.name, ep.model_id,
                             param, " (the stop sequences are applied to the answer)" if param == "stop" else "")
         if kind == "refresh":

@@ -28,6 +28,7 @@ def lgw(emulator, tmp_path_factory):
         f"  claude: {{provider: anthropic, model: claude-sonnet-4-5, base_url: \"{emulator.anthropic_base_url('anthropic')}\", api_key_env: LANE_ANTHROPIC_KEY}}\n"
         f"  gpt: {{provider: openai, model: gpt-5-mini, base_url: \"{emulator.openai_base_url()}\", api_key_env: LANE_OPENAI_KEY}}\n"
         f"  gpt-r: {{provider: openai, model: gpt-5-mini, api_mode: responses, base_url: \"{emulator.openai_base_url('openai')}\", api_key_env: LANE_OPENAI_KEY}}\n"
+        f"  gpt-strict: {{provider: openai, model: gpt-5-mini, base_url: \"{emulator.openai_base_url('openai')}\", api_key_env: LANE_OPENAI_KEY}}\n"
         "gateway: {keys_env: LANE_KEYS}\n"
     )
     import os
@@ -136,6 +137,23 @@ def test_several_choices_and_logprobs_ride_the_lane_as_sent(lgw, emulator_clean)
                    json=body, timeout=30)
     assert r.status_code == 200 and r.headers["x-modelwire-lane"] == "passthrough"
     assert _after(emulator_clean, n)[-1]["body"] == {**body, "model": "gpt-5-mini"}
+
+
+def test_a_setting_the_model_refuses_leaves_the_lane_for_the_ladder_then_skips_it(lgw, emulator_clean):
+    # gpt-5-mini answers 400 unsupported_value to temperature 0.2: the lane hands the
+    # request to the translating path, which leaves it out (the lane told the Client); the next
+    # such request goes straight there (no lane attempt to be refused again)
+    body = {"model": "gpt-strict", "temperature": 0.2, "messages": [{"role": "user", "content": "hi"}]}
+    n = _since(emulator_clean)
+    first = httpx.post(lgw.base_url + "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"},
+                       json=body, timeout=30)
+    assert first.status_code == 200 and "x-modelwire-lane" not in first.headers
+    assert [("temperature" in r["body"]) for r in _after(emulator_clean, n)] == [True, False]
+    n = _since(emulator_clean)
+    second = httpx.post(lgw.base_url + "/v1/chat/completions", headers={"authorization": f"Bearer {KEY}"},
+                        json=body, timeout=30)
+    assert second.status_code == 200 and second.json()["choices"][0]["message"]["content"]
+    assert [("temperature" in r["body"]) for r in _after(emulator_clean, n)] == [False]
 
 
 def test_responses_with_replayed_ids_are_translated_not_forwarded(lgw):

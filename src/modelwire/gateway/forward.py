@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .._client_turn import refuse
 from ..errors import ModelwireError
 from ..resilience.classify import RETRYABLE, classify
 from .errors import error_body, from_exception
@@ -17,7 +18,8 @@ __all__ = ["forward"]
 log = logging.getLogger("modelwire.gateway")
 
 # failures the Client's ladder can still fix (another key, a wait, a refresh)
-_LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400"}
+# failures the translating path's ladder can mend (param_400: it drops the refused setting)
+_LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400", "param_400"}
 
 
 def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
@@ -38,6 +40,8 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
     pool, and say whether the translating path (its ladder) should take over."""
     fwd.release()
     failure = classify(err, fwd.endpoint.profile)
+    if failure.kind == "param_400":  # the translating path leaves it out from its first try
+        refuse(fwd.client._settings, fwd.endpoint.name, err)
     try:
         fwd.endpoint.creds.failed(fwd.held, failure, "lane")
     except Exception:

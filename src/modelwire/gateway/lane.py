@@ -117,6 +117,9 @@ def eligible(client: Any, door: str, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
     if not _fit(client, door)[1] or may_hold_envelope(raw):
         return False  # sealed reasoning must be opened: translate
+    refused = client._settings.refused
+    if refused and any(b'"%s"' % name.encode() in raw for name in refused.get(client.model, ())):
+        return False  # a setting this model answered 400 to: the translating path leaves it out
     # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
     # translating path drops them, so it serves these (conservative: any "id" key)
     return not (door == "responses" and b'"id"' in raw)
