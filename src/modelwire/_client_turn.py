@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 from ._client_core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
 from ._client_creds import Held
 from ._stops import StopDecoder, cut_completion, stop_list
-from .codecs._target import Target
+from .codecs._target import Target, protocol_name
 from .completion import Attempt, Completion
 from .errors import (
     CredentialError,
@@ -26,6 +26,7 @@ from .errors import (
     ModelwireError,
     PoolExhaustedError,
     ProviderError,
+    UnsupportedContentError,
 )
 from .messages import prepare_conversation
 from .resilience import Failure, LadderState, classify, decide
@@ -61,6 +62,14 @@ def _rejected_param(error: ModelwireError) -> str | None:
     param = err.get("param") if isinstance(err, dict) else None
     return param if isinstance(param, str) else None
 
+
+# native fields that change what is asked, not how: refused toward another protocol
+# rather than left out (stored prompts, MCP connectors, code containers, web search)
+_ESSENTIAL: dict[str, frozenset[str]] = {
+    "responses": frozenset({"prompt", "conversation", "previous_response_id"}),
+    "anthropic_messages": frozenset({"mcp_servers", "container"}),
+    "chat_completions": frozenset({"web_search_options"}),
+}
 
 _APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
 
@@ -151,6 +160,13 @@ class Turn:
             if opts.tools:
                 request["metadata"] = {"source_api": api}
             if extra and ep.profile.api_mode != api:
+                lost = [k for k in extra if k in _ESSENTIAL[api]]
+                if lost:  # not a tuning knob: what the model is asked to do would change
+                    raise UnsupportedContentError(
+                        f"{lost[0]}: a setting of {protocol_name(api)} that "
+                        f"{protocol_name(ep.profile.api_mode)} has no place for, and the answer "
+                        f"depends on it (serve {ep.name} from an upstream that speaks "
+                        f"{protocol_name(api)}, or leave it out)")
                 extra = None
         if ep.extra or extra:
             request["extra"] = {**ep.extra, **(extra or {})}

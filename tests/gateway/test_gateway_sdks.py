@@ -176,10 +176,28 @@ def test_stop_sequences_reach_every_upstream_even_one_without_them(gateway, upst
     assert msg.content[0].text == "17 * 23 = " and msg.stop_reason in ("stop_sequence", "end_turn")
 
 
-def test_previous_response_id_is_a_clear_400(gateway):
+@pytest.mark.parametrize("state", [{"previous_response_id": "resp_123"}, {"conversation": "conv_123"},
+                                   {"conversation": {"id": "conv_123"}}])
+def test_server_side_state_is_a_clear_400(gateway, state):
+    # the Conversations API's conversation, like previous_response_id, lives on OpenAI's
+    # servers: through a stateless gateway it would be silently lost
     with pytest.raises(openai.BadRequestError) as info:
-        oa(gateway).responses.create(model="emu-chat", input="hi", previous_response_id="resp_123")
-    assert "stateless" in str(info.value)
+        oa(gateway).responses.create(model="emu-chat", input="hi", **state)
+    assert "stateless" in str(info.value) and next(iter(state)) in str(info.value)
+
+
+@pytest.mark.parametrize("upstream", ["emu-chat", "emu-responses"])
+def test_a_native_setting_the_answer_depends_on_is_refused_toward_another_protocol(gateway, upstream):
+    # mcp_servers gives the model tools Anthropic runs: left out, the model would answer
+    # without them; bookkeeping fields (metadata) are still left out quietly
+    with pytest.raises(anthropic.BadRequestError) as info:
+        an(gateway).messages.create(model=upstream, max_tokens=100, messages=[{"role": "user", "content": "hi"}],
+                                    extra_body={"mcp_servers": [{"type": "url", "url": "https://mcp.example",
+                                                                 "name": "x"}]})
+    assert "mcp_servers: a setting of Anthropic Messages that" in info.value.message
+    ok = an(gateway).messages.create(model=upstream, max_tokens=100, metadata={"user_id": "u1"},
+                                     messages=[{"role": "user", "content": "hi"}])
+    assert ok.content[0].text
 
 
 def test_models_listing_in_both_shapes(gateway):

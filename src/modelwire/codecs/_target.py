@@ -8,7 +8,7 @@ from typing import Any
 from .._slotinit import slot_init
 from ..providers.profile import ProviderProfile
 
-__all__ = ["EncodedRequest", "Target", "auth_headers", "native_tool"]
+__all__ = ["EncodedRequest", "Target", "auth_headers", "native_tool", "protocol_name"]
 
 
 @slot_init  # built for every request (the gateway's hot path)
@@ -64,6 +64,11 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie"})
 
 _PROTOCOL_NAMES = {"chat_completions": "Chat Completions", "anthropic_messages": "Anthropic Messages",
                    "responses": "the Responses API"}
+
+
+def protocol_name(api: str) -> str:
+    """``chat_completions`` -> ``Chat Completions``, for messages a person reads."""
+    return _PROTOCOL_NAMES.get(api, api)
 
 
 def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -> dict[str, Any]:

@@ -157,13 +157,16 @@ class _Handlers:
         if not isinstance(data, dict):
             raise GatewayError(400, "request body must be a JSON object", "invalid_json")
         ctx.raw_model = data.get("model")
-        if ctx.door == "responses" and data.get("previous_response_id"):
-            raise GatewayError(
-                400,
-                "previous_response_id is not supported: this gateway is stateless (store: false); "
-                "send the whole conversation in `input`",
-                "stateless",
-            )
+        if ctx.door == "responses":
+            # state kept by OpenAI's servers: the conversation would be lost, not continued
+            for field in ("previous_response_id", "conversation"):
+                if data.get(field):
+                    raise GatewayError(
+                        400,
+                        f"{field} is not supported: this gateway is stateless (store: false); "
+                        "send the whole conversation in `input`",
+                        "stateless",
+                    )
         codec = codec_for(ctx.door)
         try:
             req = codec.decode_request(data, request.headers)
