@@ -34,10 +34,6 @@ from .transport import Timeouts
 
 __all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse"]
 
-# Seconds the async Client's calls in this task spent on their own work (preparing and
-# encoding the request, decoding the answer, the books), not waiting on an upstream or a
-# backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
-# gateway. A context variable, so each request's task has its own.
 _NONE: frozenset[str] = frozenset()
 
 # settings a model may refuse that the answer can do without (stop: applied by the Client)
@@ -73,6 +69,10 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
 
 _APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
 
+# Seconds the async Client's calls in this task spent on their own work (preparing and
+# encoding the request, decoding the answer, the books), not waiting on an upstream or a
+# backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
+# gateway. A context variable, so each request's task has its own.
 CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0)
 
 
