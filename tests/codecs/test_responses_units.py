@@ -480,3 +480,9 @@ def test_the_client_refuses_logprobs_in_extra_too():
     with pytest.raises(UnsupportedContentError, match="log-probabilities"):
         responses.encode_request({"messages": [{"role": "user", "content": "hi"}], "extra": {"top_logprobs": 2}},
                                  Target(ProviderProfile("openai"), model="gpt-x"))
+
+
+def test_an_item_reference_says_what_to_send_instead():
+    with pytest.raises(UnsupportedContentError, match=r"input\[0\]: item_reference 'msg_1' points at an item"):
+        responses.decode_request({"model": "m", "input": [{"type": "item_reference", "id": "msg_1"},
+                                                          {"role": "user", "content": "hi"}]})

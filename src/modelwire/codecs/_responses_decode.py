@@ -203,6 +203,11 @@ def decode_input(value: Any, issuer: str) -> list[Message]:
                 turn = _Turn()
                 out.append(turn.message)
             turn.add(kind, item, index, issuer)
+        elif kind == "item_reference":
+            raise UnsupportedContentError(
+                f"input[{index}]: item_reference {item.get('id')!r} points at an item the Responses "
+                "API stored; modelwire sends whole conversations (store: false): send the item "
+                "itself", index=index)
         else:
             raise UnsupportedContentError(
                 f"input item type {kind!r} has no Chat Completions equivalent", index=index
