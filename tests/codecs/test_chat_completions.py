@@ -467,3 +467,18 @@ def test_the_client_refuses_several_choices_in_extra_too():
     target = Target(ProviderProfile("openai"), model="gpt-x")
     with pytest.raises(UnsupportedContentError, match="n=3"):
         cc.encode_request({"messages": _HI, "extra": {"n": 3}}, target)
+
+
+_CALC = {"type": "function", "function": {"name": "calc", "parameters": {"type": "object"}}}
+_OTHER = {"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}
+_ALLOWED = {"type": "allowed_tools", "allowed_tools": {"mode": "required",
+                                                       "tools": [{"type": "function", "function": {"name": "calc"}}]}}
+
+
+def test_allowed_tools_goes_as_it_is_to_openai_and_as_a_smaller_list_elsewhere():
+    request = {"messages": _HI, "tools": [_CALC, _OTHER], "tool_choice": _ALLOWED}
+    openai_body = json.loads(cc.encode_request(request, Target(ProviderProfile("openai", tool_choice_values=frozenset(
+        {"auto", "none", "required", "function", "allowed_tools"})), model="gpt-x")).body)
+    assert openai_body["tool_choice"] == _ALLOWED and len(openai_body["tools"]) == 2
+    other = json.loads(cc.encode_request(request, Target(ProviderProfile("groq"), model="m")).body)
+    assert [t["function"]["name"] for t in other["tools"]] == ["calc"] and other["tool_choice"] == "required"

@@ -200,6 +200,22 @@ def test_a_native_setting_the_answer_depends_on_is_refused_toward_another_protoc
     assert ok.content[0].text
 
 
+@pytest.mark.parametrize("upstream", ["emu-anthropic", "emu-responses", "emu-chat"])
+def test_allowed_tools_limits_the_callable_tools_on_every_upstream(gateway, emulator_clean, upstream):
+    # OpenAI's allowed_tools: Responses takes it as it is; Anthropic and an
+    # OpenAI-compatible endpoint without it get only the allowed tools
+    other = {"type": "function", "function": {"name": "weather", "description": "Weather in a city",
+                                              "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+    done = oa(gateway).chat.completions.create(
+        model=upstream, messages=[{"role": "user", "content": "What is 17 times 23?"}], tools=[CALC, other],
+        tool_choice={"type": "allowed_tools", "allowed_tools": {
+            "mode": "required", "tools": [{"type": "function", "function": {"name": "calculator"}}]}})
+    assert [c.function.name for c in done.choices[0].message.tool_calls] == ["calculator"]
+    sent = emulator_clean.requests()["requests"][-1]["body"]
+    names = [t.get("name") or t.get("function", {}).get("name") for t in sent["tools"]]
+    assert names == (["calculator", "weather"] if upstream == "emu-responses" else ["calculator"])
+
+
 def test_models_listing_in_both_shapes(gateway):
     ids = [m.id for m in oa(gateway).models.list()]
     assert {"emu-chat", "emu-anthropic", "emu-responses", "claude-sonnet-4-6"} <= set(ids)

@@ -19,7 +19,7 @@ from ..errors import MessageError
 from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
 from ._anthropic_models import ModelFamily, family_for
 from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
-from ._target import EncodedRequest, Target, auth_headers
+from ._target import EncodedRequest, Target, allowed_only, auth_headers
 
 __all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints"]
 
@@ -219,8 +219,8 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     if system is not None:
         body["system"] = system
     body["messages"] = converted
-    choice = request.get("tool_choice")
-    tools = request.get("tools") or []
+    # Anthropic has no allowed_tools: only the allowed tools are sent
+    tools, choice = allowed_only(request.get("tools") or [], request.get("tool_choice"))
     if choice == "none" and tools and not _has_tool_blocks(converted):
         tools = []  # tool_choice none: no tools are sent at all
     if tools:

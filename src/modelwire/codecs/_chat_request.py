@@ -13,7 +13,7 @@ from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
 from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
 from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
-from ._target import EncodedRequest, Target, auth_headers, native_tool
+from ._target import EncodedRequest, Target, allowed_only, auth_headers, native_tool
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 
@@ -91,11 +91,13 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
 
 def _encode_tools(body: dict[str, Any], request: Mapping[str, Any], profile: ProviderProfile) -> None:
     tools = request.get("tools")
+    choice = request.get("tool_choice")
+    if type(choice) is dict and "allowed_tools" not in profile.tool_choice_values:
+        tools, choice = allowed_only(tools, choice)  # only the allowed ones are sent
     if tools:
         if not isinstance(tools, list):
             raise MessageError("tools must be a list")
         body["tools"] = _tools(tools, profile, request)
-    choice = request.get("tool_choice")
     if choice is not None and body.get("tools"):
         choice = _tool_choice(choice, profile)
         if choice == "none" and "none" not in profile.tool_choice_values:

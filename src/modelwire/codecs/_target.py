@@ -8,7 +8,7 @@ from typing import Any
 from .._slotinit import slot_init
 from ..providers.profile import ProviderProfile
 
-__all__ = ["EncodedRequest", "Target", "auth_headers", "native_tool", "protocol_name"]
+__all__ = ["EncodedRequest", "Target", "allowed_only", "auth_headers", "native_tool", "protocol_name"]
 
 
 @slot_init  # built for every request (the gateway's hot path)
@@ -91,3 +91,28 @@ def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -
             f"of {src}, not a function: {_PROTOCOL_NAMES.get(protocol, protocol)} has no such tool "
             f"(serve this model from an upstream that speaks {src}, or leave the tool out)")
     return dict(spec)
+
+
+def allowed_only(tools: Any, choice: Any) -> tuple[Any, Any]:
+    """OpenAI's ``tool_choice: {"type": "allowed_tools", ...}`` for an endpoint without it:
+    only the allowed tools are sent, and the mode (``auto`` / ``required``) becomes the
+    choice. Anything else comes back as it is."""
+    if not (isinstance(choice, dict) and choice.get("type") == "allowed_tools"):
+        return tools, choice
+    inner = choice.get("allowed_tools")
+    inner = inner if isinstance(inner, dict) else choice  # Responses' flat shape too
+    names = set()
+    for ref in inner.get("tools") or ():
+        if isinstance(ref, dict):
+            fn = ref.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else ref.get("name")
+            if isinstance(name, str):
+                names.add(name)
+    kept = [t for t in tools or () if isinstance(t, dict) and _tool_name(t) in names]
+    mode = inner.get("mode")
+    return kept, ("required" if mode == "required" else "auto") if kept else "none"
+
+
+def _tool_name(tool: dict[str, Any]) -> Any:
+    fn = tool.get("function")
+    return fn.get("name") if isinstance(fn, dict) else tool.get("name")

@@ -45,6 +45,9 @@ def _row(cls: type[ProviderProfile] = ProviderProfile, **fields: Any) -> Provide
 # parameter: 'stop' is not supported with this model"
 _OPENAI_NO_STOP = r"(?:^|/)(?:o\d|gpt-(?:5|[6-9]|\d\d))"
 
+# OpenAI's own tool_choice values (allowed_tools: restrict the callable tools, keep the list)
+_OPENAI_CHOICES = frozenset({"auto", "none", "required", "function", "allowed_tools"})
+
 _ROWS: list[ProviderProfile] = [
     # ---------------------------------------------------------------- first parties
     _row(
@@ -53,6 +56,7 @@ _ROWS: list[ProviderProfile] = [
         # reasoning models reject max_tokens ("Use 'max_completion_tokens' instead")
         max_tokens_field="max_completion_tokens",
         reasoning_request="reasoning_effort", developer_role=True, no_stop_models=_OPENAI_NO_STOP,
+        tool_choice_values=_OPENAI_CHOICES,
     ),
     _row(
         name="anthropic", raw_passthrough=True, base_url="https://api.anthropic.com", api_mode="anthropic_messages",
@@ -256,6 +260,7 @@ _ROWS: list[ProviderProfile] = [
         docs_url="https://learn.microsoft.com/en-us/azure/ai-foundry/openai/api-version-lifecycle",
         max_tokens_field="max_completion_tokens",  # the OpenAI models' rule holds here
         reasoning_request="reasoning_effort", developer_role=True, no_stop_models=_OPENAI_NO_STOP,
+        tool_choice_values=_OPENAI_CHOICES,
     ),
     _row(
         name="nous", base_url="https://inference-api.nousresearch.com/v1",
