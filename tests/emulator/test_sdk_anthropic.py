@@ -128,3 +128,14 @@ def test_interleaved_thinking_between_parallel_tool_calls_round_trips(emu):
                                     thinking={"type": "adaptive"}, messages=messages)
     text = second.content[-1].text
     assert "add returned 5" in text and "multiply returned 6" in text
+
+
+def test_stop_sequences_end_the_text_and_are_named(emu):
+    client = _client(emu, "2023-06-01")
+    ask = {"model": "claude-sonnet-4-6", "max_tokens": 512, "messages": [{"role": "user", "content": QUESTION}],
+           "stop_sequences": ["nope", "391."]}
+    msg = client.messages.create(**ask)
+    assert (msg.content[0].text, msg.stop_reason, msg.stop_sequence) == ("17 * 23 = ", "stop_sequence", "391.")
+    with client.messages.stream(**ask) as stream:
+        final = stream.get_final_message()
+    assert (final.content[0].text, final.stop_reason, final.stop_sequence) == ("17 * 23 = ", "stop_sequence", "391.")
