@@ -76,6 +76,8 @@ CASES = [
      "DeploymentNotFound", None, "model_not_found", False),
     ("llamacpp-grammar", 400, "error parsing grammar: unknown format 'uuid'", None, None,
      "schema_400", False),
+    ("responses-unknown-stop", 400, "Unknown parameter: 'stop'.", "unknown_parameter", None,
+     "param_400", False),
     ("openai-reasoning-stop", 400, "Unsupported parameter: 'stop' is not supported with this model.",
      "unsupported_parameter", None, "param_400", False),
     ("openai-reasoning-temperature", 400, ("Unsupported value: 'temperature' does not support 0.2 with"

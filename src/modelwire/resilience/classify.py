@@ -162,7 +162,7 @@ RULES: tuple[Rule, ...] = (
     # reject stop, or a temperature / top_p other than 1, naming the parameter: resend
     # without it (the Client applies stop sequences itself)
     Rule("param_400", "a setting this model does not take", statuses=frozenset({400}),
-         codes=frozenset({"unsupported_parameter", "unsupported_value"})),
+         codes=frozenset({"unsupported_parameter", "unsupported_value", "unknown_parameter"})),
     # Z.AI (GLM coding plan) answers 429 with code 1305 when the *service* is overloaded;
     # rotating keys only burns them (hermes #14038)
     Rule("overloaded", "Z.AI 1305: service overloaded", codes=frozenset({"1305"}),

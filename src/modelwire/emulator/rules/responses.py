@@ -49,6 +49,8 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
                       param="previous_response_id", code="previous_response_not_found")
         history = stored[previous]
     _check_items(items, store, signer, history)
+    if "stop" in body:  # Chat Completions' setting: the Responses API has no stop sequences
+        raise bad("Unknown parameter: 'stop'.", param="stop", code="unknown_parameter")
     tools = _tools(body.get("tools"))
     reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
     thinking_on = reasoning.get("effort") not in (None, "none") or bool(reasoning.get("summary"))
