@@ -102,8 +102,8 @@ class StopDecoder:
                 out.append(event)
                 continue
             if text.hit:  # generated after the stop: only the ending goes on
-                if kind is Finish:
-                    out.append(Finish("stop", event.native))
+                if kind is Finish:  # Anthropic's word for it, as its own API reports
+                    out.append(Finish("stop", "stop_sequence"))
                 continue
             held = text.flush()  # the text ended without a stop: what was held goes first
             if held:
@@ -121,4 +121,5 @@ def cut_completion(completion: Any, stops: tuple[str, ...]) -> Any:
         return completion
     cut = {k: v for k, v in message.items() if k not in ("tool_calls", "refusal")}
     cut["content"] = content[:at]
-    return dataclasses.replace(completion, message=cut, finish_reason="stop")
+    return dataclasses.replace(completion, message=cut, finish_reason="stop",
+                               native_finish_reason="stop_sequence")
