@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelwire._stops import StopDecoder, StopText, cut_completion, first_stop, stop_list
+from modelwire._stops import StopDecoder, StopText, cut_completion, find_stop, stop_list
 from modelwire.completion import Completion
 from modelwire.events import (
     Finish,
@@ -28,7 +28,7 @@ _alphabet = st.text(alphabet="abcX\n", max_size=40)
 def test_streamed_text_in_any_pieces_ends_where_the_whole_text_would(text, stops, cuts):
     # whatever the pieces, what goes out is the text up to the first stop sequence
     stops_t = tuple(stops)
-    at = first_stop(text, stops_t)
+    at = find_stop(text, stops_t)[0]
     bounds = sorted({0, len(text), *[c for c in cuts if c <= len(text)]})
     st_ = StopText(stops_t)
     out = "".join(st_.feed(text[a:b]) for a, b in itertools.pairwise(bounds))

@@ -304,8 +304,8 @@ class Turn:
         if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):
             kind = "raise"  # resending the same body can only get the same 400
         if kind == "drop_param":
-            param = _rejected_param(error)
-            if param in self.dropped or refuse(self.settings, ep.name, error) is None:
+            param = refuse(self.settings, ep.name, error)  # remembered for later calls too
+            if param is None or param in self.dropped:
                 kind = "raise"  # not a setting to do without, or dropping it did not help
             else:
                 self.dropped = self.dropped | {param}

@@ -1,4 +1,5 @@
-"""Stop sequences for an endpoint that has none (the Responses API), applied to the answer.
+"""Stop sequences applied to the answer, for an endpoint that takes none (the Responses API,
+OpenAI's reasoning models, a model that answered 400 to ``stop``).
 
 The upstream generates as it would without them; the text the caller sees ends before the
 first stop sequence, as an endpoint that has them would end it, with ``finish_reason``
@@ -14,7 +15,7 @@ from typing import Any
 
 from .events import Finish, StreamError, TextDelta, UsageEvent
 
-__all__ = ["StopDecoder", "StopText", "cut_completion", "stop_list"]
+__all__ = ["StopDecoder", "StopText", "cut_completion", "find_stop", "stop_list"]
 
 
 def stop_list(stop: Any) -> tuple[str, ...]:
@@ -26,10 +27,10 @@ def stop_list(stop: Any) -> tuple[str, ...]:
     return ()
 
 
-def first_stop(text: str, stops: tuple[str, ...]) -> int:
-    """Where the earliest stop sequence starts in ``text``, or -1."""
-    found = [i for i in (text.find(s) for s in stops) if i >= 0]
-    return min(found) if found else -1
+def find_stop(text: str, stops: tuple[str, ...]) -> tuple[int, str]:
+    """Where the earliest stop sequence starts in ``text`` and which it is; (-1, "") if none."""
+    found = [(i, s) for s in stops if (i := text.find(s)) >= 0]
+    return min(found) if found else (-1, "")
 
 
 class StopText:
@@ -48,7 +49,7 @@ class StopText:
         if self.hit:
             return ""
         buf = self.held + text
-        at = first_stop(buf, self.stops)
+        at = find_stop(buf, self.stops)[0]
         if at >= 0:
             self.hit, self.held = True, ""
             return buf[:at]
@@ -116,7 +117,7 @@ def cut_completion(completion: Any, stops: tuple[str, ...]) -> Any:
     """A whole answer with stop sequences applied (the non-streamed form of the above)."""
     message = completion.message
     content = message.get("content")
-    at = first_stop(content, stops) if isinstance(content, str) else -1
+    at = find_stop(content, stops)[0] if isinstance(content, str) else -1
     if at < 0:
         return completion
     cut = {k: v for k, v in message.items() if k not in ("tool_calls", "refusal")}

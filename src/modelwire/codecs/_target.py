@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._slotinit import slot_init
+from ..errors import UnsupportedContentError
 from ..providers.profile import ProviderProfile
 
 __all__ = ["EncodedRequest", "Target", "allowed_only", "auth_headers", "native_tool", "protocol_name"]
@@ -81,14 +82,11 @@ def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -
     metadata = request.get("metadata") if isinstance(request, dict) else None
     source = metadata.get("source_api") if isinstance(metadata, dict) else None
     if source is not None and source != protocol:
-        from ..errors import UnsupportedContentError
-
-        kind = spec.get("type")
         name = spec.get("name")
-        src = _PROTOCOL_NAMES.get(source, source)
+        src = protocol_name(source)
         raise UnsupportedContentError(
-            f"tools[{index}]: {kind!r}{f' ({name})' if isinstance(name, str) else ''} is a tool type "
-            f"of {src}, not a function: {_PROTOCOL_NAMES.get(protocol, protocol)} has no such tool "
+            f"tools[{index}]: {spec.get('type')!r}{f' ({name})' if isinstance(name, str) else ''} is a "
+            f"tool type of {src}, not a function: {protocol_name(protocol)} has no such tool "
             f"(serve this model from an upstream that speaks {src}, or leave the tool out)")
     return dict(spec)
 

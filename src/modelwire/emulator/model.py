@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from .._stops import find_stop
+
 __all__ = ["PlannedCall", "Prompt", "Reply", "ToolDef", "Turn", "arithmetic", "respond"]
 
 Finish: TypeAlias = Literal["stop", "tool_calls", "length"]
@@ -190,9 +192,8 @@ def _finish(prompt: Prompt, reply: Reply) -> Reply:
     finish = reply.finish
     if prompt.max_tokens is not None and not reply.calls and len(text) > prompt.max_tokens * 4:
         text, finish = text[: max(prompt.max_tokens, 1) * 4], "length"
-    hits = [(i, s) for s in prompt.stop if (i := text.find(s)) >= 0]
-    if hits and not reply.calls:  # as a model does: the text ends before the first one
-        at, matched = min(hits)
+    at, matched = find_stop(text, prompt.stop)
+    if at >= 0 and not reply.calls:  # as a model does: the text ends before the first one
         return Reply(text=text[:at], reasoning=reasoning, finish="stop", stop_sequence=matched)
     return Reply(text=text, calls=reply.calls, reasoning=reasoning, finish=finish)
 

@@ -33,7 +33,9 @@ class EmuProfile:
     emits_reasoning_content: bool = False  # reasoning as `reasoning_content` in messages/deltas
     reject_reasoning_input: RejectStyle = ""  # strict providers: reasoning_content on input fails
     # OpenAI's reasoning models (a regex over model ids): 400 for stop ("Unsupported
-    # parameter") and for a temperature / top_p other than 1 ("Unsupported value")
+    # parameter") and for a temperature / top_p other than 1 ("Unsupported value"). Written
+    # out, not imported from the provider catalog: the emulator plays OpenAI, the catalog is
+    # what modelwire believes of it, and a test should be able to tell them apart
     reasoning_models: str = ""
     # Anthropic Messages
     verify_signatures: bool = True  # DeepSeek's/Kimi's Anthropic endpoints take unsigned thinking

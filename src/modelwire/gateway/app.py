@@ -227,7 +227,7 @@ def _request_options(req: dict[str, Any]) -> dict[str, Any]:
 
 
 def _client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
-    opts = {k: req[k] for k in _REQUEST_FIELDS if req.get(k) is not None}  # per request: inline
+    opts = _request_options(req)
     # native fields and tools: the Client gives them to the models of the chain that speak
     # the door's protocol, leaves the fields out for the others and refuses their tools
     opts["extra_api"] = door

@@ -119,7 +119,9 @@ def eligible(client: Any, door: str, raw: bytes) -> bool:
         return False  # sealed reasoning must be opened: translate
     refused = client._settings.refused
     if refused and any(b'"%s"' % name.encode() in raw for name in refused.get(client.model, ())):
-        return False  # a setting this model answered 400 to: the translating path leaves it out
+        # a setting this model answered 400 to (conservative: its name in quotes anywhere in
+        # the body): the translating path leaves it out
+        return False
     # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
     # translating path drops them, so it serves these (conservative: any "id" key)
     return not (door == "responses" and b'"id"' in raw)

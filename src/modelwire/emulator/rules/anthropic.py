@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..._stops import stop_list
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
 from ..signing import Signer
@@ -100,7 +101,7 @@ def check_messages(body: Any, headers: Mapping[str, str], profile: EmuProfile, s
         tuple(turns), tools, tool_choice=choice, parallel=parallel, thinking=thinking_on,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         json_schema=_output_format(body),
-        stop=tuple(s for s in body.get("stop_sequences") or () if isinstance(s, str) and s),
+        stop=stop_list(body.get("stop_sequences")),
     )
     return Parsed(
         prompt, model, bool(body.get("stream")),

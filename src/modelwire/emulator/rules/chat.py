@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..._stops import stop_list
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
 from ..wire import ApiError, dumps
@@ -60,7 +61,7 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
         thinking=thinking_on,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         json_schema=_response_format(body.get("response_format")),
-        stop=_stops(body.get("stop")),
+        stop=stop_list(body.get("stop")),
     )
     blocks: list[Any] = []
     for m in messages:
@@ -200,14 +201,6 @@ def _response_format(raw: Any) -> dict[str, Any] | None:
         schema = (raw.get("json_schema") or {}).get("schema")
         return schema if isinstance(schema, dict) else {}
     return {} if raw.get("type") == "json_object" else None
-
-
-def _stops(stop: Any) -> tuple[str, ...]:
-    if isinstance(stop, str):
-        return (stop,) if stop else ()
-    if isinstance(stop, list):
-        return tuple(s for s in stop if isinstance(s, str) and s)
-    return ()
 
 
 def _reasoning_model_settings(body: dict[str, Any]) -> None:
