@@ -3,10 +3,13 @@ warm-up, and a client that disconnects mid-request."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import time
 
 import httpx
 import orjson
+import pytest
 
 GATEWAY_KEY = "gw-test-key-0123456789"  # tests/gateway/conftest.py
 
@@ -82,3 +85,76 @@ def test_body_limit_is_a_413_in_each_doors_shape_declared_or_streamed(emulator, 
         r = httpx.post(url, content=pieces(small), headers={"content-type": "application/json"})
         assert r.status_code == 200, r.text
         assert "y" * 50 in r.json()["choices"][0]["message"]["content"]
+
+
+# ------------------------------------------------------------------ any ASGI server
+# `modelwire serve` calls the front doors' handlers from its own HTTP protocol (no ASGI
+# scope or messages); the app is still an ASGI app that any server can run. These run the
+# same requests through uvicorn's own protocol, i.e. through asgi.Endpoint and asgi.Reply.
+
+
+@pytest.fixture(scope="module")
+def plain_asgi(emulator, tmp_path_factory):
+    from modelwire.config import load_config
+    from modelwire.gateway.testing import RunningGateway
+
+    path = tmp_path_factory.mktemp("plain-asgi") / "modelwire.yaml"
+    path.write_text(f"models:\n  m: {{provider: emulator, model: emulator-1, base_url: '{emulator.openai_base_url()}'}}\n"
+                    f"  slow: {{provider: emulator, model: slow-asgi-model, base_url: '{emulator.openai_base_url()}'}}\n"
+                    "gateway: {keys_env: PA_KEYS}\n")
+    with RunningGateway(load_config(str(path)), environ={"PA_KEYS": GATEWAY_KEY}, http="httptools") as gw:
+        yield gw
+
+
+def test_uvicorns_protocol_serves_whole_and_streamed_answers(plain_asgi):
+    import openai
+
+    client = openai.OpenAI(base_url=plain_asgi.base_url + "/v1", api_key=GATEWAY_KEY, max_retries=0)
+    raw = client.chat.completions.with_raw_response.create(
+        model="m", messages=[{"role": "user", "content": "Say hello"}])
+    answer = raw.parse()
+    assert answer.choices[0].message.content and answer.choices[0].finish_reason == "stop"
+    assert raw.headers["x-modelwire-model"].endswith("emulator-1")
+    assert raw.headers["content-length"] == str(len(raw.content))
+    pieces = [c.choices[0].delta.content for c in client.chat.completions.create(
+        model="m", stream=True, messages=[{"role": "user", "content": "Say hello"}]) if c.choices]
+    assert "".join(p for p in pieces if p) == answer.choices[0].message.content
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=plain_asgi.base_url + "/v1", api_key="wrong", max_retries=0).models.list()
+    assert [m.id for m in client.models.list().data] == ["m", "slow"]
+
+
+def test_uvicorns_protocol_a_disconnect_cancels_the_upstream(plain_asgi, emulator_clean):
+    emulator_clean.set_faults([{"fault": "slow_chunks", "model": "slow-asgi-model", "seconds": 0.3, "times": 1}])
+    with httpx.stream("POST", plain_asgi.base_url + "/v1/chat/completions", headers=AUTH, timeout=10,
+                      json={"model": "slow", "stream": True,
+                            "messages": [{"role": "user", "content": "Tell me a long story about a fox"}]}) as resp:
+        assert resp.status_code == 200
+        next(resp.iter_raw())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        seen = [r for r in emulator_clean.requests()["requests"] if r["model"] == "slow-asgi-model"]
+        if seen and seen[0]["disconnected"]:
+            break
+        time.sleep(0.02)
+    else:
+        raise AssertionError(f"the upstream request was not cancelled: {seen}")
+    assert seen[0]["completed"] is False
+
+
+def test_the_direct_call_is_used_only_on_the_apps_own_endpoints_unwrapped():
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from modelwire.config import Config
+    from modelwire.gateway import create_app
+    from modelwire.gateway.h1server import GatewayHTTP
+
+    app = create_app(Config(), environ={})
+    assert ("/v1/chat/completions", "POST") in app.direct and ("/v1/models", "HEAD") not in app.direct
+    for options, direct in (({"proxy_headers": False}, True), ({"proxy_headers": True}, False),
+                            ({"proxy_headers": False, "root_path": "/gw"}, False)):
+        config = uvicorn.Config(app, http=GatewayHTTP, **options)
+        proto = GatewayHTTP(config, ServerState(), {}, _loop=asyncio.new_event_loop())
+        assert (proto.direct is not None) is direct, options
+        proto.loop.close()

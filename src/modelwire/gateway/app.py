@@ -26,10 +26,10 @@ log = logging.getLogger("modelwire.gateway")
 access_log = logging.getLogger("modelwire.gateway.access")
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
-_REQUEST_FIELDS = (
+_REQUEST_FIELDS = frozenset((
     "tools", "tool_choice", "thinking", "max_tokens", "temperature", "top_p", "stop",
     "response_format", "parallel_tool_calls",
-)
+))
 
 
 class Gateway:
@@ -223,7 +223,8 @@ def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
 
 def _request_options(req: dict[str, Any]) -> dict[str, Any]:
     """The request's fields with an internal meaning, as the Client's arguments."""
-    return {k: req[k] for k in _REQUEST_FIELDS if req.get(k) is not None}
+    # the set operation in C: a request carries one or two of the nine, usually
+    return {k: req[k] for k in req.keys() & _REQUEST_FIELDS if req[k] is not None}
 
 
 def _client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
@@ -316,13 +317,17 @@ class FrontDoors:
     """The gateway's ASGI app: an exact (path, method) match goes straight to its
     endpoint; everything else (lifespan, unknown paths, wrong methods, HEAD) goes
     through Starlette. Starlette's middleware and route matching cost more per
-    request than the lookup, and the hot paths never need them."""
+    request than the lookup, and the hot paths never need them. ``direct`` holds the
+    same endpoints' handlers, for the gateway's own HTTP protocol (:mod:`.h1server`),
+    which calls them without ASGI."""
 
-    __slots__ = ("fast", "starlette")
+    __slots__ = ("direct", "fast", "starlette")
 
     def __init__(self, starlette: Any, fast: dict[tuple[str, str], Any]) -> None:
         self.starlette = starlette
         self.fast = fast
+        # not HEAD: the protocol sends a HEAD answer's head only through ASGI
+        self.direct = {key: endpoint.handler for key, endpoint in fast.items() if key[1] != "HEAD"}
 
     @property
     def state(self) -> Any:

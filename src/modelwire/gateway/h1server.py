@@ -29,10 +29,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from operator import itemgetter
 from typing import Any
 from urllib.parse import unquote
 
 import httptools
+
+from .asgi import ClientGone, Request
 
 __all__ = ["GatewayHTTP"]
 
@@ -48,6 +51,7 @@ _REASONS = {
 }
 _STATUS = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason) for code, reason in _REASONS.items()}
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
+_NAME = itemgetter(0)
 # ASGI extensions this server offers (scope["extensions"], a new dict per request: an app
 # may change its scope). "modelwire.head": http.response.start may carry its header lines
 # ready-made, as ASCII bytes ("modelwire.head"; names lower-case, no framing header but a
@@ -70,16 +74,20 @@ class _Cycle:
     """One request and its response."""
 
     __slots__ = (
-        "body", "chunked", "complete", "continue_", "disconnected", "head", "head_only",
-        "keep_alive", "last_sent", "more_body", "proto", "scope", "size", "started", "waiter",
+        "body", "chunked", "complete", "continue_", "disconnected", "handler", "head", "head_only",
+        "keep_alive", "last_sent", "more_body", "proto", "raw", "scope", "size", "started", "task", "waiter",
     )
 
-    def __init__(self, proto: GatewayHTTP, scope: dict[str, Any], keep_alive: bool, continue_: bool) -> None:
+    def __init__(self, proto: GatewayHTTP, scope: dict[str, Any] | None, keep_alive: bool, continue_: bool,
+                 head_only: bool) -> None:
         self.proto = proto
-        self.scope = scope
+        self.scope = scope  # None: a direct call of the gateway's handler (``handler``, ``raw``)
+        self.handler: Any = None
+        self.raw: list[tuple[bytes, bytes]] = []  # the header pairs, for a direct call
+        self.task: asyncio.Task[None] | None = None  # a direct stream's task: a disconnect cancels it
         self.keep_alive = keep_alive
         self.continue_ = continue_  # Expect: 100-continue not yet answered
-        self.head_only = scope["method"] == "HEAD"
+        self.head_only = head_only
         self.body: list[bytes] = []
         self.size = 0
         self.more_body = True
@@ -121,60 +129,71 @@ class _Cycle:
 
     async def send(self, message: dict[str, Any]) -> None:
         kind = message["type"]
-        proto = self.proto
         if kind == "http.response.body":
             if not self.started or self.complete:
                 raise RuntimeError("http.response.body sent before http.response.start or after the end")
-            body = message.get("body", b"")
             more = message.get("more_body", False)
-            head = self.head
-            if head is not None:
-                self.head = None
-                if self.chunked is None:  # no length from the app: decide now
-                    if more:
-                        self.chunked = True
-                        head += b"transfer-encoding: chunked\r\n"
-                    else:
-                        self.chunked = False
-                        head += b"content-length: %d\r\n" % len(body)
-                head += b"\r\n"
-            else:
-                head = b""
-            if self.head_only:
-                body = b""
-            elif self.chunked and body:
-                body = b"%x\r\n%s\r\n" % (len(body), body)
-            if not more:
-                if self.chunked and not self.head_only:
-                    body += b"0\r\n\r\n"
-                self.complete = True
-            if not self.disconnected and (head or body):
-                proto.transport.write(head + body if head else body)
-            if not more:
-                proto.response_done(self)
-            elif proto.write_paused and not self.disconnected:
-                await proto.drain()
+            self.write(message.get("body", b""), more)
+            if more and self.proto.write_paused and not self.disconnected:
+                await self.proto.drain()
             return
         if kind == "http.response.start":
             if self.started:
                 raise RuntimeError("http.response.start sent twice")
-            self.started = True
-            status = message["status"]
-            parts = [_status_line(status)]
-            parts += [b"%s: %s\r\n" % kv for kv in proto.state.default_headers]
             ready = message.get("modelwire.head")
             if ready is not None:  # the extension: lines made by the app (asgi.Reply)
-                parts.append(ready)
-                sized = message.get("modelwire.sized", False)
-                self.chunked = False if sized or status < 200 or status in (204, 304) else None
+                self.begin(message["status"], ready, message.get("modelwire.sized", False))
             else:
-                self._headers(status, message.get("headers", ()), parts)
-            if not self.keep_alive or proto.closing:
-                self.keep_alive = False
-                parts.append(b"connection: close\r\n")
-            self.head = b"".join(parts)
+                self.begin(message["status"], None, False, message.get("headers", ()))
             return
         raise RuntimeError(f"unexpected ASGI message {kind!r}")
+
+    def begin(self, status: int, ready: bytes | None, sized: bool, headers: Any = ()) -> None:
+        """The response's head, kept until the first body goes with it: ``ready``, header
+        lines made by the app (``sized``: they hold a content-length), or else the app's
+        ``headers`` pairs."""
+        self.started = True
+        proto = self.proto
+        parts = [_status_line(status), proto.default_head()]
+        if ready is not None:
+            parts.append(ready)
+            self.chunked = False if sized or status < 200 or status in (204, 304) else None
+        else:
+            self._headers(status, headers, parts)
+        if not self.keep_alive or proto.closing:
+            self.keep_alive = False
+            parts.append(b"connection: close\r\n")
+        self.head = b"".join(parts)
+
+    def write(self, body: bytes, more: bool) -> None:
+        """A piece of the response's body (the head with the first); the last has
+        ``more`` false. The caller waits for ``proto.drain`` while writing is paused."""
+        proto = self.proto
+        head = self.head
+        if head is not None:
+            self.head = None
+            if self.chunked is None:  # no length from the app: decide now
+                if more:
+                    self.chunked = True
+                    head += b"transfer-encoding: chunked\r\n"
+                else:
+                    self.chunked = False
+                    head += b"content-length: %d\r\n" % len(body)
+            head += b"\r\n"
+        else:
+            head = b""
+        if self.head_only:
+            body = b""
+        elif self.chunked and body:
+            body = b"%x\r\n%s\r\n" % (len(body), body)
+        if not more:
+            if self.chunked and not self.head_only:
+                body += b"0\r\n\r\n"
+            self.complete = True
+        if not self.disconnected and (head or body):
+            proto.transport.write(head + body if head else body)
+        if not more:
+            proto.response_done(self)
 
     def _headers(self, status: int, headers: Any, parts: list[bytes]) -> None:
         """The app's header pairs into ``parts``; the framing (length or chunks) is ours."""
@@ -207,6 +226,13 @@ class GatewayHTTP(asyncio.Protocol):
         if not config.loaded:
             config.load()
         self.app = config.loaded_app
+        # the gateway's own endpoints, (path, method) -> handler(Request) -> Reply
+        # (gateway.app.FrontDoors.direct), called without ASGI's scope and messages; not when
+        # uvicorn wrapped the app (its middlewares must see every request) or under a root path
+        direct = getattr(self.app, "direct", None)
+        self.direct: dict[tuple[str, str], Any] | None = direct if direct and not config.root_path else None
+        self._default_src: Any = None  # server_state.default_headers, as last formatted
+        self._default_head = b""
         self.loop = _loop or asyncio.get_event_loop()
         self.state = server_state
         self.app_state = app_state
@@ -230,7 +256,6 @@ class GatewayHTTP(asyncio.Protocol):
         self.closing = False
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
-        self.expect_continue = False
         self.parsing: _Cycle | None = None  # the request whose bytes are arriving
 
     # ----------------------------------------------------------- connection
@@ -254,6 +279,8 @@ class GatewayHTTP(asyncio.Protocol):
             if cycle is not None and not cycle.complete:
                 cycle.disconnected = True
                 cycle.wake()
+                if cycle.task is not None:
+                    cycle.task.cancel("the client disconnected")
         self.resume_writing()
 
     def eof_received(self) -> None:
@@ -322,10 +349,7 @@ class GatewayHTTP(asyncio.Protocol):
         self.url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        name = name.lower()
-        if name == b"expect" and value.lower() == b"100-continue":
-            self.expect_continue = True
-        self.headers.append((name, value))
+        self.headers.append((name.lower(), value))  # Expect is looked for once, at the end
 
     def on_headers_complete(self) -> None:
         parser = self.parser
@@ -339,20 +363,30 @@ class GatewayHTTP(asyncio.Protocol):
         if "%" in path:
             path = unquote(path)
         version = parser.get_http_version()
-        scope = {
-            "type": "http", "asgi": _ASGI, "http_version": version, "server": self.server,
-            "client": self.client, "scheme": self.scheme, "method": parser.get_method().decode("ascii"),
-            "root_path": self.root_path, "path": self.root_path + path,
-            "raw_path": self.root_path.encode() + raw_path, "query_string": query,
-            "headers": self.headers, "state": self.app_state.copy(),
-            "extensions": {"modelwire.head": {}},
-        }
+        method = parser.get_method().decode("ascii")
+        headers = self.headers
         keep_alive = version != "1.0" and parser.should_keep_alive() and not self.closing
-        cycle = self.parsing = _Cycle(self, scope, keep_alive, self.expect_continue)
+        # one C-level pass over the names; the values only when an Expect is there
+        continue_ = b"expect" in map(_NAME, headers) and any(
+            value.lower() == b"100-continue" for name, value in headers if name == b"expect")
+        handler = self.direct.get((path, method)) if self.direct is not None else None
+        if handler is None:
+            scope = {
+                "type": "http", "asgi": _ASGI, "http_version": version, "server": self.server,
+                "client": self.client, "scheme": self.scheme, "method": method,
+                "root_path": self.root_path, "path": self.root_path + path,
+                "raw_path": self.root_path.encode() + raw_path, "query_string": query,
+                "headers": headers, "state": self.app_state.copy(),
+                "extensions": {"modelwire.head": {}},
+            }
+            cycle = self.parsing = _Cycle(self, scope, keep_alive, continue_, method == "HEAD")
+        else:
+            cycle = self.parsing = _Cycle(self, None, keep_alive, continue_, False)
+            cycle.handler = handler
+            cycle.raw = headers
         # ready for the next message (here, not in an on_message_begin: one callback less)
         self.url = b""
         self.headers = []
-        self.expect_continue = False
         if self.cycle is None:
             self._start(cycle)
         else:  # pipelined: answered after the ones before it
@@ -396,7 +430,10 @@ class GatewayHTTP(asyncio.Protocol):
 
     async def _run(self, cycle: _Cycle) -> None:
         try:
-            await self.app(cycle.scope, cycle.receive, cycle.send)
+            if cycle.handler is None:
+                await self.app(cycle.scope, cycle.receive, cycle.send)
+            else:
+                await self._direct(cycle)
         except BaseException as exc:
             if not isinstance(exc, asyncio.CancelledError):
                 log.error("Exception in ASGI application", exc_info=exc)
@@ -408,6 +445,46 @@ class GatewayHTTP(asyncio.Protocol):
             if cycle.started:
                 log.error("ASGI callable returned without completing response.")
             self._failed(cycle)
+
+    async def _direct(self, cycle: _Cycle) -> None:
+        """The gateway's handler called as it is: what ``asgi.Endpoint`` and ``asgi.Reply``
+        do through ASGI messages, without the scope, the message dicts and the stream's
+        watcher task (a disconnect cancels the stream's task from ``connection_lost``)."""
+        try:
+            reply = await cycle.handler(Request(None, cycle.receive, cycle.raw))
+        except ClientGone:
+            return
+        head, sized = reply.head()
+        cycle.begin(reply.status, head, sized)
+        stream = reply.stream
+        if stream is None:
+            cycle.write(reply.body, False)
+            return
+        task = cycle.task = asyncio.current_task()
+        try:
+            async for chunk in stream:
+                cycle.write(chunk, True)
+                if self.write_paused and not cycle.disconnected:
+                    await self.drain()
+            cycle.task = None
+            cycle.write(b"", False)
+        except asyncio.CancelledError:
+            if not cycle.disconnected or cycle.task is None:
+                raise
+            task.uncancel()  # ours: the client left, nothing more to send
+        finally:
+            cycle.task = None
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def default_head(self) -> bytes:
+        """uvicorn's default header lines (date, server), formatted once per change."""
+        src = self.state.default_headers
+        if src is not self._default_src:
+            self._default_src = src
+            self._default_head = b"".join([b"%s: %s\r\n" % kv for kv in src])
+        return self._default_head
 
     def _failed(self, cycle: _Cycle) -> None:
         if cycle.complete:

@@ -11,11 +11,16 @@ __all__ = ["RunningGateway"]
 
 
 class RunningGateway:
-    """``with RunningGateway(config) as gw: gw.base_url`` — uvicorn in a thread on 127.0.0.1."""
+    """``with RunningGateway(config) as gw: gw.base_url`` — uvicorn in a thread on 127.0.0.1.
 
-    def __init__(self, config: Any, *, environ: dict[str, str] | None = None) -> None:
+    ``http``: uvicorn's HTTP protocol; by default the gateway's own (``modelwire serve``'s,
+    which calls the front doors' handlers directly), ``"httptools"`` or ``"h11"`` for
+    uvicorn's, which reach them through ASGI as any other server would."""
+
+    def __init__(self, config: Any, *, environ: dict[str, str] | None = None, http: Any = None) -> None:
         self.config = config
         self.environ = environ
+        self.http = http
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -33,7 +38,7 @@ class RunningGateway:
         self.app = create_app(self.config, environ=self.environ)
         cfg = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                              access_log=False, lifespan="on", timeout_graceful_shutdown=2,
-                             http=GatewayHTTP)
+                             http=self.http or GatewayHTTP)
         self._server = uvicorn.Server(cfg)
         self._thread = threading.Thread(target=self._server.run, name="modelwire-gateway", daemon=True)
         self._thread.start()
