@@ -378,9 +378,11 @@ def start_c_hop(b: Bench, upstream: int) -> Proc | None:
                              f"TCP:127.0.0.1:{upstream},nodelay"], port, "/v1/models", "server")
 
 
-def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: str = "modelwire") -> Proc | None:
+def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: str = "modelwire",
+                    src: str | None = None) -> Proc | None:
     """``modelwire serve`` (1 worker). ``python``: another interpreter to run it with (this
-    checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools."""
+    checkout's src first on its path), e.g. one where uvicorn finds uvloop and httptools;
+    ``src``: another checkout's ``src`` directory to run instead of this one's."""
     port = free_port()
     cfg = b.workdir / "modelwire.yaml"
     # emu: the translating path (decode, Client, encode: the emulator's issuer is not
@@ -392,10 +394,11 @@ def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: st
                    f"base_url: 'http://127.0.0.1:{upstream}/v1', api_key_env: MW_BENCH_KEY}}\n"
                    "default_model: emu\n")
     exe = Path(sys.executable).with_name("modelwire")
-    argv = [str(exe)] if exe.exists() and not python else [python or sys.executable, "-m", "modelwire.cli"]
+    other = bool(python or src)
+    argv = [str(exe)] if exe.exists() and not other else [python or sys.executable, "-m", "modelwire.cli"]
     env = {"MODELWIRE_GATEWAY_KEYS": "", "XDG_CONFIG_HOME": str(b.workdir), "XDG_DATA_HOME": str(b.workdir)}
-    if python:
-        src = str(Path(__file__).resolve().parent.parent / "src")
+    if other:
+        src = src or str(Path(__file__).resolve().parent.parent / "src")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
     return b.start(name, [*argv, "serve", "--config", str(cfg), "--port", str(port)],
                    port, "/health", "server", env=env)
@@ -702,6 +705,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="add a column (mw-other): modelwire serve from this checkout run by another "
                          "interpreter, one with modelwire's dependencies installed (e.g. another build: "
                          "the interpreter's build moves the gateway's CPU per request by ~20%%)")
+    ap.add_argument("--other-src", metavar="DIR",
+                    help="add a column (mw-other): modelwire serve from another checkout (its DIR/src), "
+                         "e.g. a git worktree of the commit before a change; with --interleave all the two "
+                         "are measured request by request in one round robin: a change's effect on "
+                         "latency without the run-to-run drift of the host (+-0.05 ms between runs)")
     ap.add_argument("--soak", type=float, default=0.0, help="then run 256 streams for MINUTES")
     ap.add_argument("--upstream", choices=("fast", "emulator"), default="fast",
                     help="fast: bench/_upstream.py (canned answers); emulator: modelwire's emulator")
@@ -769,7 +777,12 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
         if args.lane:
             print(f"  mw-lane: x-modelwire-lane = {lane_header(gw_url)!r} (expected 'passthrough')")
             targets.append(("mw-lane", gw_url, "emu-lane", gw))
-    if args.other_python:
+    if args.other_src:
+        other = start_modelwire(b, emu.port, name="mw-other", src=str(Path(args.other_src).resolve() / "src"))
+        if other is not None:
+            print(f"  mw-other: modelwire serve from {args.other_src}")
+            targets.append(("mw-other", f"http://127.0.0.1:{other.port}/v1/chat/completions", "emu", other))
+    elif args.other_python:
         other = start_modelwire(b, emu.port, args.other_python, name="mw-other")
         if other is not None:
             probe = subprocess.run([args.other_python, "-c", "import uvloop, httptools"], capture_output=True,
