@@ -74,7 +74,7 @@ def test_the_decoder_drops_what_came_after_the_stop_and_keeps_usage_and_ends_wit
     ])
     dec = StopDecoder(inner, ("END",))
     events = dec.feed(b"") + dec.feed(b"") + dec.feed(b"") + dec.close()
-    assert events == [TextDelta("Answer: 4"), TextDelta("2\n"), UsageEvent(usage), Finish("stop", "stop_sequence")]
+    assert events == [TextDelta("Answer: 4"), TextDelta("2\n"), UsageEvent(usage), Finish("stop", "stop_sequence", "END")]
     assert dec.model == "m-1"
 
 
@@ -104,5 +104,10 @@ def test_a_whole_answer_is_cut_at_the_first_stop_sequence(content, stops, text, 
     cut = cut_completion(done, stops)
     assert cut.text == text and cut.finish_reason == reason
     assert cut.native_finish_reason == ("stop_sequence" if reason == "stop" else None)
+    # which sequence ended it: the earliest in the text, not the first in the list
+    matched = next((s for s in stops if content.startswith(s, len(text))), None) if reason == "stop" else None
+    assert cut.stop_sequence == matched
+    if content == "x|y":
+        assert matched == "|"  # the earliest in the text, though listed second
     assert (cut.tool_calls == []) == (reason == "stop")  # generated after the stop: not kept
     assert cut.usage == done.usage

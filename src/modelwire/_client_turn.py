@@ -235,7 +235,7 @@ class Turn:
             message=c.message, finish_reason=c.finish_reason, usage=c.usage,
             model=c.model or ep.model_id, provider=ep.profile.name,
             interrupted=interrupted or c.interrupted, attempts=tuple(self.attempts), id=c.id,
-            native_finish_reason=c.native_finish_reason, raw=c.raw,
+            native_finish_reason=c.native_finish_reason, raw=c.raw, stop_sequence=c.stop_sequence,
         )
 
     def renew_at(self) -> float | None:

@@ -37,21 +37,22 @@ class StopText:
     """Streamed text with stop sequences applied: what may still be the start of one is held
     back until the next piece shows whether it is."""
 
-    __slots__ = ("held", "hit", "stops")
+    __slots__ = ("held", "hit", "matched", "stops")
 
     def __init__(self, stops: tuple[str, ...]) -> None:
         self.stops = stops
         self.held = ""
         self.hit = False
+        self.matched = ""  # the sequence that ended the text
 
     def feed(self, text: str) -> str:
         """The part of ``text`` (after what was held) that can go out now."""
         if self.hit:
             return ""
         buf = self.held + text
-        at = find_stop(buf, self.stops)[0]
+        at, matched = find_stop(buf, self.stops)
         if at >= 0:
-            self.hit, self.held = True, ""
+            self.hit, self.held, self.matched = True, "", matched
             return buf[:at]
         keep = 0
         for k in range(min(len(buf), max(map(len, self.stops)) - 1), 0, -1):
@@ -104,7 +105,7 @@ class StopDecoder:
                 continue
             if text.hit:  # generated after the stop: only the ending goes on
                 if kind is Finish:  # Anthropic's word for it, as its own API reports
-                    out.append(Finish("stop", "stop_sequence"))
+                    out.append(Finish("stop", "stop_sequence", text.matched))
                 continue
             held = text.flush()  # the text ended without a stop: what was held goes first
             if held:
@@ -117,10 +118,10 @@ def cut_completion(completion: Any, stops: tuple[str, ...]) -> Any:
     """A whole answer with stop sequences applied (the non-streamed form of the above)."""
     message = completion.message
     content = message.get("content")
-    at = find_stop(content, stops)[0] if isinstance(content, str) else -1
+    at, matched = find_stop(content, stops) if isinstance(content, str) else (-1, "")
     if at < 0:
         return completion
     cut = {k: v for k, v in message.items() if k not in ("tool_calls", "refusal")}
     cut["content"] = content[:at]
     return dataclasses.replace(completion, message=cut, finish_reason="stop",
-                               native_finish_reason="stop_sequence")
+                               native_finish_reason="stop_sequence", stop_sequence=matched)

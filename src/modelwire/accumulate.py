@@ -148,11 +148,12 @@ class Accumulator:
     def result(self, *, interrupted: bool = False) -> Completion:
         """The :class:`Completion` so far (call after the stream ended or was cut)."""
         msg = self.message(complete_calls_only=interrupted or self._finish is None)
-        if self._finish is not None:
-            reason: FinishReason = self._finish.reason
-            native = self._finish.native
+        finish = self._finish
+        if finish is not None:
+            reason: FinishReason = finish.reason
+            native, matched = finish.native, finish.stop_sequence
         else:
-            reason, native = ("tool_calls" if msg.get("tool_calls") else "stop"), None
+            reason, native, matched = ("tool_calls" if msg.get("tool_calls") else "stop"), None, None
         return Completion(
             message=msg,
             finish_reason=reason,
@@ -162,4 +163,5 @@ class Accumulator:
             interrupted=interrupted,
             id=self.id,
             native_finish_reason=native,
+            stop_sequence=matched,
         )

@@ -317,7 +317,7 @@ def _events_of(done: Completion) -> list[StreamEvent]:
         out += [ToolCallStart(i, call["id"], fn["name"]), ToolCallDelta(i, fn["arguments"]),
                 ToolCallEnd(i)]
     out += [Passthrough(p["issuer"], p["block"]) for p in msg.get("passthrough") or []]
-    out += [UsageEvent(done.usage), Finish(done.finish_reason, done.native_finish_reason)]
+    out += [UsageEvent(done.usage), Finish(done.finish_reason, done.native_finish_reason, done.stop_sequence)]
     return out
 
 

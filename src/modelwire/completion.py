@@ -38,6 +38,9 @@ class Completion:
     ``reasoning_content``, ``reasoning_details``...). ``native_finish_reason``
     keeps the provider's own reason (``pause_turn`` means: send the turn back
     to continue). ``interrupted`` is true when the caller cut the stream short.
+    ``stop_sequence``: which of the request's stop sequences ended the text, where
+    known (an Anthropic upstream says it, and modelwire knows it where it applied
+    them itself; a Chat Completions upstream's ``stop`` just says "stop").
     """
 
     message: AssistantMessage
@@ -50,6 +53,7 @@ class Completion:
     id: str = ""
     native_finish_reason: str | None = None
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    stop_sequence: str | None = None
 
     @property
     def text(self) -> str:

@@ -107,10 +107,13 @@ class UsageEvent:
 @dataclass(frozen=True, slots=True)
 class Finish:
     """The turn ended. ``native`` is the provider's own reason (``end_turn``,
-    ``pause_turn``, ``incomplete: max_output_tokens``...)."""
+    ``pause_turn``, ``incomplete: max_output_tokens``...); ``stop_sequence``, the stop
+    sequence that ended the text, where that is known (Anthropic says it; modelwire
+    knows it where it applied the sequences itself)."""
 
     reason: FinishReason
     native: str | None = None
+    stop_sequence: str | None = None
 
 
 @slot_init

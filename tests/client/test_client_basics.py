@@ -273,16 +273,16 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
 
     assert [f.name for f in fields(Completion)] == [
         "message", "finish_reason", "usage", "model", "provider", "interrupted", "attempts", "id",
-        "native_finish_reason", "raw",
+        "native_finish_reason", "raw", "stop_sequence",
     ], "a new Completion field: name it in Turn.succeed, then here"
     client = Client("openai/gpt-4.1-mini", api_key=KEY, base_url="http://127.0.0.1:9/v1")
     turn = Turn(client._settings, HI, Options(), stream=False)
     usage = {**empty_usage(), "prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}
     given = Completion(message={"role": "assistant", "content": "x"}, finish_reason="length", usage=usage,
                        model="served-model", provider="", id="chatcmpl-1", native_finish_reason="max_output",
-                       raw={"id": "chatcmpl-1"})
+                       raw={"id": "chatcmpl-1"}, stop_sequence="END")
     done = turn.succeed(given)
-    for name in ("message", "finish_reason", "usage", "model", "id", "native_finish_reason", "raw"):
+    for name in ("message", "finish_reason", "usage", "model", "id", "native_finish_reason", "raw", "stop_sequence"):
         assert getattr(done, name) == getattr(given, name), name
     assert done.provider == "openai" and done.interrupted is False
     assert [(a.provider, a.outcome) for a in done.attempts] == [("openai", "ok")]

@@ -374,6 +374,8 @@ def test_stop_sequences_end_the_answer_on_every_protocol(emu, mode):
                 text = done.text
         assert text == done.text == "17 * 23 = ", (mode, stream, text)
         assert done.finish_reason == "stop" and done.usage["completion_tokens"] > 0
+        # which sequence: Anthropic says it, and modelwire knows it where it cut the text
+        assert done.stop_sequence == (None if mode == "chat_completions" else "391."), (mode, stream)
         sent = _log(emu)[-1]["body"]
         assert ("stop" in sent) == (mode == "chat_completions") and ("stop_sequences" in sent) == (
             mode == "anthropic_messages")

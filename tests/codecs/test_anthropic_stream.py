@@ -81,6 +81,29 @@ def test_stop_reasons_map_and_the_native_one_stays_visible(native, reason):
     assert (c.finish_reason, c.native_finish_reason) == (reason, native)
 
 
+def test_the_stop_sequence_that_ended_the_text_is_carried_both_ways():
+    # Anthropic names the sequence; it reaches the Completion and an Anthropic client again
+    data = text_stream("17 * 23 = ").replace(b'"stop_reason": "end_turn", "stop_sequence": null',
+                                              b'"stop_reason": "stop_sequence", "stop_sequence": "391."')
+    _, events = decode(data)
+    assert events[-1] == Finish("stop", native="stop_sequence", stop_sequence="391.")
+    done = fold(events)
+    assert (done.finish_reason, done.stop_sequence) == ("stop", "391.")
+    enc = am.StreamEncoder(model="m")
+    out = b"".join(enc.feed(e) for e in events) + enc.close()
+    assert b'"delta":{"stop_reason":"stop_sequence","stop_sequence":"391."}' in out
+    whole = am.decode_response({"content": [{"type": "text", "text": "17 * 23 = "}], "stop_reason": "stop_sequence",
+                                "stop_sequence": "391.", "usage": {"input_tokens": 1, "output_tokens": 5}})
+    assert whole.stop_sequence == "391."
+    body = am.encode_response(whole)
+    assert (body["stop_reason"], body["stop_sequence"]) == ("stop_sequence", "391.")
+    # any other ending names none, whatever a Completion carries
+    import dataclasses
+
+    assert am.encode_response(dataclasses.replace(whole, finish_reason="length", native_finish_reason="max_tokens")
+                              )["stop_sequence"] is None
+
+
 def test_pause_turn_round_trips_through_the_encoder():
     _, events = decode(text_stream("searching", reason="pause_turn"))
     enc = am.StreamEncoder(model="m")

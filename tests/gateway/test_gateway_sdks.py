@@ -176,6 +176,14 @@ def test_stop_sequences_reach_every_upstream_even_one_without_them(gateway, upst
     # a Chat Completions upstream does not say that a stop sequence ended its text
     assert msg.content[0].text == "17 * 23 = "
     assert msg.stop_reason == ("end_turn" if upstream == "emu-chat" else "stop_sequence")
+    # and which sequence it was, whole and streamed
+    assert msg.stop_sequence == (None if upstream == "emu-chat" else "391.")
+    with an(gateway).messages.stream(model=upstream, max_tokens=100, messages=ask,
+                                     stop_sequences=["nope", "391."]) as s:
+        final = s.get_final_message()
+    assert final.content[0].text == "17 * 23 = "
+    assert (final.stop_reason, final.stop_sequence) == (
+        ("end_turn", None) if upstream == "emu-chat" else ("stop_sequence", "391."))
 
 
 @pytest.mark.parametrize("state", [{"previous_response_id": "resp_123"}, {"conversation": "conv_123"},

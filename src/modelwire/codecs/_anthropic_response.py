@@ -255,7 +255,8 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     if isinstance(data.get("usage"), dict):
         acc.feed(UsageEvent(usage_from(data["usage"])))
     stop = data.get("stop_reason")
-    acc.feed(Finish(finish_reason(stop), native=stop))
+    matched = data.get("stop_sequence")
+    acc.feed(Finish(finish_reason(stop), native=stop, stop_sequence=matched if isinstance(matched, str) else None))
     result = acc.result()
     from dataclasses import replace
 
@@ -307,6 +308,6 @@ def encode_response(completion: Completion, request: dict[str, Any] | None = Non
         "model": completion.model or (request or {}).get("model", ""),
         "content": content,
         "stop_reason": stop,
-        "stop_sequence": None,
+        "stop_sequence": completion.stop_sequence if stop == "stop_sequence" else None,
         "usage": native_usage(completion.usage),
     }

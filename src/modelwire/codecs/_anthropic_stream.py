@@ -257,9 +257,12 @@ class StreamDecoder:
             # cumulative: the latest value of each field wins, never summed
             self._usage.update({k: v for k, v in usage.items() if v is not None})
             out.append(UsageEvent(usage_from(self._usage)))
-        stop = (data.get("delta") or {}).get("stop_reason")
+        delta = data.get("delta") or {}
+        stop = delta.get("stop_reason")
         if stop:
-            out.append(Finish(finish_reason(stop), native=stop))
+            matched = delta.get("stop_sequence")
+            out.append(Finish(finish_reason(stop), native=stop,
+                              stop_sequence=matched if isinstance(matched, str) else None))
 
     def _message_stop(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
         self._done = True
@@ -504,7 +507,8 @@ class StreamEncoder:
         self._closed = True
         fin = self._finish
         stop = native_stop_reason(fin.reason, fin.native) if fin else "end_turn"
+        matched = fin.stop_sequence if fin and stop == "stop_sequence" else None
         out += self._ev("message_delta", {"type": "message_delta",
-                                          "delta": {"stop_reason": stop, "stop_sequence": None},
+                                          "delta": {"stop_reason": stop, "stop_sequence": matched},
                                           "usage": native_usage(self._usage) if self._usage else {"output_tokens": 0}})
         return out + self._ev("message_stop", {"type": "message_stop"})
