@@ -467,3 +467,29 @@ def test_reasoning_blocks_keep_their_issuer_through_a_chat_client() -> None:
                                                            cc.encode_response(fold(events))["choices"][0]["message"]]})
     assert echoed["messages"][1]["reasoning_details"] == msg["reasoning_details"] == [
         {"issuer": "anthropic", "block": thinking}]
+
+
+def test_vllm_names_the_stop_sequence_in_stop_reason_and_it_reaches_an_anthropic_client():
+    # vLLM and SGLang: finish_reason "stop" plus stop_reason = the stop string that ended the
+    # text (a token id for a stop token, null otherwise: the recorded Hugging Face answer)
+    from modelwire.codecs import anthropic_messages as am
+
+    last = {**chunk({}, "stop"), "choices": [{"index": 0, "delta": {}, "finish_reason": "stop", "stop_reason": "391."}]}
+    events = decode(sse(chunk({"role": "assistant", "content": "17 * 23 = "}), last))
+    assert events[-1] == Finish("stop", None, "391.")
+    done = fold(events)
+    assert done.stop_sequence == "391."
+    enc = am.StreamEncoder(model="m")
+    wire = b"".join(enc.feed(e) for e in events) + enc.close()
+    assert b'"delta":{"stop_reason":"stop_sequence","stop_sequence":"391."}' in wire
+    for stop_reason, matched in (("391.", "391."), (128009, None), (None, None)):
+        body = {"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "stop", "stop_reason": stop_reason,
+                                                       "message": {"role": "assistant", "content": "17 * 23 = "}}]}
+        whole = cc.decode_response(body)
+        assert whole.stop_sequence == matched
+        assert (am.encode_response(whole)["stop_reason"], am.encode_response(whole)["stop_sequence"]) == (
+            ("stop_sequence", "391.") if matched else ("end_turn", None))
+    # a stop_reason beside another ending (length) names no sequence
+    cut = {"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "length", "stop_reason": "391.",
+                                                  "message": {"role": "assistant", "content": "17"}}]}
+    assert cc.decode_response(cut).stop_sequence is None

@@ -78,6 +78,15 @@ def native_stop_reason(reason: str, native: str | None) -> str:
     return native if native in STOP_REASONS else _REVERSE.get(reason, "end_turn")
 
 
+def stop_fields(reason: str, native: str | None, matched: str | None) -> tuple[str, str | None]:
+    """``stop_reason`` and ``stop_sequence`` of an answer: a known stop sequence means
+    ``stop_sequence`` whatever the upstream's own word for it (vLLM: finish_reason stop,
+    with the sequence in ``stop_reason``)."""
+    if matched and reason == "stop":
+        return "stop_sequence", matched
+    return native_stop_reason(reason, native), None
+
+
 def load_json(body: bytes | str | dict[str, Any], what: str) -> dict[str, Any]:
     if isinstance(body, dict):
         return body
@@ -300,7 +309,8 @@ def encode_response(completion: Completion, request: dict[str, Any] | None = Non
             "name": fn.get("name") or "",
             "input": args if isinstance(args, dict) else {},
         })
-    stop = native_stop_reason(completion.finish_reason, completion.native_finish_reason)
+    stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
+                                completion.stop_sequence)
     return {
         "id": completion.id or "msg_modelwire",
         "type": "message",
@@ -308,6 +318,6 @@ def encode_response(completion: Completion, request: dict[str, Any] | None = Non
         "model": completion.model or (request or {}).get("model", ""),
         "content": content,
         "stop_reason": stop,
-        "stop_sequence": completion.stop_sequence if stop == "stop_sequence" else None,
+        "stop_sequence": matched,
         "usage": native_usage(completion.usage),
     }

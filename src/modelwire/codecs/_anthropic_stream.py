@@ -38,8 +38,8 @@ from ._anthropic_response import (
     DEFAULT_ISSUER,
     error_from,
     finish_reason,
-    native_stop_reason,
     native_usage,
+    stop_fields,
     usage_from,
 )
 from ._sse import TEXT_MARK, SSEDecoder, split_at_text_mark
@@ -506,8 +506,7 @@ class StreamEncoder:
         out += self._flush_queue() + self._close_block()
         self._closed = True
         fin = self._finish
-        stop = native_stop_reason(fin.reason, fin.native) if fin else "end_turn"
-        matched = fin.stop_sequence if fin and stop == "stop_sequence" else None
+        stop, matched = stop_fields(fin.reason, fin.native, fin.stop_sequence) if fin else ("end_turn", None)
         out += self._ev("message_delta", {"type": "message_delta",
                                           "delta": {"stop_reason": stop, "stop_sequence": matched},
                                           "usage": native_usage(self._usage) if self._usage else {"output_tokens": 0}})

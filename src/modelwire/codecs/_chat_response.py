@@ -47,6 +47,7 @@ def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None
         raise ProtocolError("choices[0].message must be an object")
     message = decode_message(wire, issuer or DEFAULT_ISSUER)
     reason, native = finish_reason(choice.get("finish_reason"), bool(message.get("tool_calls")))
+    matched = choice.get("stop_reason")  # vLLM / SGLang: the stop sequence that ended the text
     usage = data.get("usage")
     model = data.get("model")
     rid = data.get("id")
@@ -58,6 +59,7 @@ def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None
         id=rid if isinstance(rid, str) else "",
         native_finish_reason=native,
         raw=data if parsed else dict(data),  # parsed here: nobody else holds it
+        stop_sequence=matched if type(matched) is str and reason == "stop" else None,
     )
 
 

@@ -243,7 +243,7 @@ class StreamDecoder:
                         self._on_delta(delta)
                 native = choice.get("finish_reason")
                 if native and not self._finished:
-                    self._finish(native)
+                    self._finish(native, choice.get("stop_reason"))
         usage = chunk.get("usage")
         if usage is None and "x_groq" in chunk:
             groq = chunk["x_groq"]  # Groq puts the final usage in x_groq
@@ -425,7 +425,7 @@ class StreamDecoder:
                                                           "text": "".join(self._reasoning)}))
         self._reasoning = []
 
-    def _finish(self, native: Any) -> None:
+    def _finish(self, native: Any, matched: Any = None) -> None:
         """The turn ended: flush held text, finished reasoning blocks, end every
         call (never earlier: partial JSON that parses is not a finished call)."""
         self._finished = True
@@ -443,7 +443,9 @@ class StreamDecoder:
                 self._start(call)
             out.append(ToolCallEnd(call.ordinal))
         reason, native_kept = finish_reason(native, bool(self._calls))
-        out.append(Finish(reason, native_kept))
+        # vLLM and SGLang name the stop sequence that ended the text in stop_reason (a
+        # token id when it was a stop token)
+        out.append(Finish(reason, native_kept, matched if type(matched) is str and reason == "stop" else None))
 
     def _end(self) -> None:
         self._ended = True
