@@ -486,3 +486,65 @@ def test_an_item_reference_says_what_to_send_instead():
     with pytest.raises(UnsupportedContentError, match=r"input\[0\]: item_reference 'msg_1' points at an item"):
         responses.decode_request({"model": "m", "input": [{"type": "item_reference", "id": "msg_1"},
                                                           {"role": "user", "content": "hi"}]})
+
+
+# --------------------------------------------------------------- custom tools
+CUSTOM = {"type": "custom", "name": "apply_patch", "description": "Apply a patch",
+          "format": {"type": "grammar", "syntax": "lark", "definition": "start: /.+/"}}
+
+
+def test_a_custom_tool_decodes_to_a_function_of_one_text_argument_and_its_items_to_a_turn():
+    req = responses.decode_request({
+        "model": "m", "tools": [CUSTOM, {"type": "custom", "name": "note"}],
+        "tool_choice": {"type": "custom", "name": "apply_patch"},
+        "input": [{"role": "user", "content": "patch it"},
+                  {"type": "custom_tool_call", "call_id": "call_1", "name": "apply_patch", "input": 'a "quoted"\nline'},
+                  {"type": "custom_tool_call_output", "call_id": "call_1", "output": "ok"}],
+    })
+    fn = req["tools"][0]["function"]
+    assert fn["parameters"]["required"] == ["input"] and fn["parameters"]["properties"]["input"]["type"] == "string"
+    assert fn["description"] == "Apply a patch\n\nThe input must follow this lark grammar:\nstart: /.+/"
+    assert "description" not in req["tools"][1]["function"]  # no description, no grammar: nothing to say
+    assert req["metadata"]["custom_tools"] == ["apply_patch", "note"]
+    assert req["tool_choice"] == {"type": "function", "function": {"name": "apply_patch"}}
+    call = req["messages"][1]["tool_calls"][0]
+    assert (call["id"], json.loads(call["function"]["arguments"])) == ("call_1", {"input": 'a "quoted"\nline'})
+    assert req["messages"][2] == {"role": "tool", "tool_call_id": "call_1", "content": "ok"}
+    for bad in ({"type": "custom_tool_call", "name": "x", "input": "y"},
+                {"type": "custom_tool_call", "call_id": "c", "name": "x", "input": 3},
+                {"type": "custom_tool_call_output", "output": "y"}):
+        with pytest.raises(MessageError):
+            responses.decode_request({"model": "m", "input": [bad]})
+
+
+def test_a_call_of_a_custom_tool_is_encoded_as_a_custom_tool_call_whole_and_streamed():
+    req = responses.decode_request({"model": "m", "tools": [CUSTOM], "input": "patch it"})
+    args = json.dumps({"input": "*** Begin Patch\n*** End Patch"})
+    message = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "apply_patch", "arguments": args}},
+        {"id": "call_2", "type": "function", "function": {"name": "other", "arguments": "{}"}}]}
+    from modelwire.completion import Completion
+    from modelwire.types import empty_usage
+
+    body = responses.encode_response(Completion(message=message, finish_reason="tool_calls", usage=empty_usage(),
+                                                model="m"), req)
+    items = [i for i in body["output"] if i["type"] != "message"]
+    assert [(i["type"], i.get("input")) for i in items] == [
+        ("custom_tool_call", "*** Begin Patch\n*** End Patch"), ("function_call", None)]
+    enc = responses.StreamEncoder(model="m", request=req)
+    raw = enc.feed(ToolCallStart(0, "call_1", "apply_patch"))
+    for piece in (args[:9], args[9:]):
+        raw += enc.feed(ToolCallDelta(0, piece))
+    raw += enc.feed(ToolCallEnd(0)) + enc.feed(Finish("tool_calls")) + enc.close()
+    datas = [json.loads(line[6:]) for line in raw.decode().splitlines() if line.startswith("data: ")]
+    kinds = [d["type"] for d in datas]
+    assert "response.function_call_arguments.delta" not in kinds
+    done = next(d for d in datas if d["type"] == "response.custom_tool_call_input.done")
+    assert done["input"] == "*** Begin Patch\n*** End Patch"
+    assert datas[-1]["response"]["output"][0] == {
+        "id": datas[-1]["response"]["output"][0]["id"], "type": "custom_tool_call", "status": "completed",
+        "call_id": "call_1", "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch"}
+    # a model that did not write {"input": ...} still has its text passed on
+    assert responses.encode_response(Completion(message={"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "apply_patch", "arguments": "raw text"}}]},
+        finish_reason="tool_calls", usage=empty_usage(), model="m"), req)["output"][-1]["input"] == "raw text"

@@ -334,3 +334,54 @@ def test_count_tokens_falls_back_to_the_estimate_when_the_counter_fails(gateway,
     assert r.headers["x-modelwire-token-count"] == "estimated"
     # the fault fired on the upstream's counter: the gateway did ask it
     assert emulator_clean.requests(endpoint="count_tokens")["requests"][-1]["status"] == 529
+
+
+# --------------------------------------------------- custom tools (Codex's apply_patch)
+APPLY_PATCH = {"type": "custom", "name": "apply_patch", "description": "Apply a patch to the files",
+               "format": {"type": "grammar", "syntax": "lark",
+                          "definition": 'start: "*** Begin Patch" LF hunk+ "*** End Patch"'}}
+PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch"
+
+
+@pytest.mark.parametrize("upstream", ["emu-chat", "emu-anthropic"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_custom_tools_reach_upstreams_without_them_and_come_back_as_custom_calls(
+        gateway, emulator_clean, upstream, stream):
+    # Codex sends apply_patch as a Responses custom tool (free text in, no JSON): toward a
+    # Chat Completions or Anthropic model it is a function of one text argument, with the
+    # grammar in its description; the call comes back as a custom_tool_call item
+    client = oa(gateway)
+    inputs = [{"role": "user", "content": f"Use apply_patch to apply this patch: {PATCH}"}]
+    if stream:
+        with client.responses.stream(model=upstream, input=inputs, tools=[APPLY_PATCH]) as s:
+            kinds = [e.type for e in s]
+            first = s.get_final_response()
+        assert "response.custom_tool_call_input.done" in kinds and "response.function_call_arguments.delta" not in kinds
+    else:
+        first = client.responses.create(model=upstream, input=inputs, tools=[APPLY_PATCH])
+    call = next(i for i in first.output if i.type == "custom_tool_call")
+    assert (call.name, call.input) == ("apply_patch", PATCH)
+    sent = emulator_clean.requests()["requests"][-1]["body"]
+    tool = sent["tools"][0]
+    schema = tool["function"]["parameters"] if upstream == "emu-chat" else tool["input_schema"]
+    about = tool["function"]["description"] if upstream == "emu-chat" else tool["description"]
+    assert schema["required"] == ["input"] and 'start: "*** Begin Patch"' in about
+    # the next turn: the custom call and its output go back as a tool call and its result
+    inputs += [i.model_dump(exclude_none=True) for i in first.output]
+    inputs.append({"type": "custom_tool_call_output", "call_id": call.call_id, "output": "Done: added hello.txt"})
+    second = client.responses.create(model=upstream, input=inputs, tools=[APPLY_PATCH])
+    assert "Done: added hello.txt" in second.output_text
+    sent = emulator_clean.requests()["requests"][-1]["body"]["messages"]
+    if upstream == "emu-chat":
+        assert json.loads(sent[-2]["tool_calls"][0]["function"]["arguments"]) == {"input": PATCH}
+        assert sent[-1] == {"role": "tool", "tool_call_id": call.call_id, "content": "Done: added hello.txt"}
+    else:
+        assert sent[-2]["content"][-1]["input"] == {"input": PATCH}
+        assert sent[-1]["content"][0]["tool_use_id"] == call.call_id
+
+
+def test_a_custom_tool_choice_names_the_function(gateway, emulator_clean):
+    oa(gateway).responses.create(model="emu-chat", input="Use apply_patch to apply this patch: " + PATCH,
+                                 tools=[APPLY_PATCH], tool_choice={"type": "custom", "name": "apply_patch"})
+    sent = emulator_clean.requests()["requests"][-1]["body"]
+    assert sent["tool_choice"] == {"type": "function", "function": {"name": "apply_patch"}}

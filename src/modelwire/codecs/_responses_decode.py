@@ -20,13 +20,42 @@ import orjson
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..types import Effort, Message, Request, ToolSpec
 
-__all__ = ["decode_input", "decode_request", "reasoning_texts"]
+__all__ = ["CUSTOM_INPUT", "custom_input", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
 
 # Responses reasoning.effort -> internal effort ("minimal" is clamped up, as Hermes does)
 _EFFORT_IN: dict[str, Effort | None] = {
     "none": None, "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh",
 }
-_ASSISTANT_ITEM_TYPES = frozenset({"reasoning", "function_call", "message"})
+_ASSISTANT_ITEM_TYPES = frozenset({"reasoning", "function_call", "custom_tool_call", "message"})
+
+# A custom tool (freeform text input, e.g. Codex's apply_patch) in the internal model: a
+# function whose one argument is that text; the Responses door's encoders turn calls of it
+# back into custom_tool_call items (the request's metadata names the custom tools)
+CUSTOM_INPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The tool's input, as free text (not JSON)."}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+
+
+def custom_names(request: Mapping[str, Any] | None) -> frozenset[str]:
+    """The names of the request's custom tools (set by :func:`decode_request`)."""
+    meta = (request or {}).get("metadata")
+    names = meta.get("custom_tools") if isinstance(meta, Mapping) else None
+    return frozenset(names) if names else frozenset()
+
+
+def custom_input(arguments: str) -> str:
+    """A custom tool's text from a function call's arguments (``{"input": ...}``); a model
+    that wrote something else gets it passed on as it is rather than lost."""
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+    if isinstance(value, dict) and isinstance(value.get("input"), str):
+        return value["input"]
+    return arguments
 
 
 def decode_request(
@@ -58,6 +87,10 @@ def decode_request(
         if key in ("model", "instructions", "input"):
             continue
         _decode_field(key, value, request, extra)
+    custom = [t["function"]["name"] for t, raw in zip(request.get("tools") or (), data.get("tools") or ())
+              if isinstance(raw, dict) and raw.get("type") == "custom"]
+    if custom:
+        request["metadata"]["custom_tools"] = custom  # type: ignore[typeddict-unknown-key]
     if extra:
         no_logprobs(extra)
         request["extra"] = extra
@@ -137,6 +170,8 @@ def _typed(key: str, value: Any, kind: Any) -> Any:
 def _decode_tool(tool: Any) -> ToolSpec:
     if not isinstance(tool, dict) or "type" not in tool:
         raise MessageError(f"tool must be an object with a type, got {tool!r:.80}")
+    if tool["type"] == "custom":
+        return _decode_custom_tool(tool)
     if tool["type"] != "function":
         return dict(tool)  # type: ignore[return-value]  # hosted tool, passes through
     if not isinstance(tool.get("name"), str):
@@ -151,16 +186,31 @@ def _decode_tool(tool: Any) -> ToolSpec:
     return {"type": "function", "function": fn}  # type: ignore[typeddict-item]
 
 
+def _decode_custom_tool(tool: dict[str, Any]) -> ToolSpec:
+    """A custom tool as a function of one text argument; its grammar, which only OpenAI's
+    models are constrained by, goes into the description for the others to follow."""
+    if not isinstance(tool.get("name"), str):
+        raise MessageError("custom tool without a name")
+    about = [tool["description"]] if isinstance(tool.get("description"), str) and tool["description"] else []
+    fmt = tool.get("format")
+    if isinstance(fmt, dict) and fmt.get("type") == "grammar" and isinstance(fmt.get("definition"), str):
+        about.append(f"The input must follow this {fmt.get('syntax') or 'lark'} grammar:\n{fmt['definition']}")
+    fn: dict[str, Any] = {"name": tool["name"], "parameters": CUSTOM_INPUT}
+    if about:
+        fn["description"] = "\n\n".join(about)
+    return {"type": "function", "function": fn}  # type: ignore[typeddict-item]
+
+
 def _decode_tool_choice(choice: Any) -> Any:
     if isinstance(choice, str):
         return choice
     if isinstance(choice, dict):
-        if choice.get("type") == "function" and "name" in choice:
+        if choice.get("type") in ("function", "custom") and "name" in choice:
             return {"type": "function", "function": {"name": choice["name"]}}
         if choice.get("type") == "allowed_tools":
             tools = [
                 {"type": "function", "function": {"name": t["name"]}}
-                if isinstance(t, dict) and t.get("type") == "function" and "name" in t else t
+                if isinstance(t, dict) and t.get("type") in ("function", "custom") and "name" in t else t
                 for t in choice.get("tools") or ()
             ]
             return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": tools}}
@@ -195,7 +245,7 @@ def decode_input(value: Any, issuer: str) -> list[Message]:
         if kind == "message" and role != "assistant":
             turn = None
             out.append(_decode_message(item, index))
-        elif kind == "function_call_output":
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             turn = None
             out.append(_decode_tool_result(item, index))
         elif kind in _ASSISTANT_ITEM_TYPES or kind.endswith("_call"):
@@ -223,7 +273,9 @@ class _Turn:
     function call, or reasoning after text, so a re-encode gives the same order.
     """
 
-    _RANK: ClassVar[dict[str, int]] = {"reasoning": 0, "passthrough": 1, "message": 2, "function_call": 3}
+    _RANK: ClassVar[dict[str, int]] = {
+        "reasoning": 0, "passthrough": 1, "message": 2, "function_call": 3, "custom_tool_call": 3,
+    }
 
     def __init__(self) -> None:
         self.message: dict[str, Any] = {"role": "assistant", "content": None}
@@ -260,6 +312,16 @@ class _Turn:
             msg.setdefault("tool_calls", []).append({
                 "id": item["call_id"], "type": "function",
                 "function": {"name": item["name"], "arguments": arguments},
+            })
+        elif kind == "custom_tool_call":
+            if not isinstance(item.get("call_id"), str) or not isinstance(item.get("name"), str):
+                raise MessageError("custom_tool_call item needs call_id and name", index=index)
+            text = item.get("input", "")
+            if not isinstance(text, str):
+                raise MessageError("custom_tool_call input must be a string", index=index)
+            msg.setdefault("tool_calls", []).append({
+                "id": item["call_id"], "type": "function",
+                "function": {"name": item["name"], "arguments": orjson.dumps({"input": text}).decode()},
             })
         else:
             msg.setdefault("passthrough", []).append({"issuer": issuer, "block": item})
@@ -305,7 +367,7 @@ def _decode_message(item: dict[str, Any], index: int) -> Message:
 def _decode_tool_result(item: dict[str, Any], index: int) -> Message:
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
-        raise MessageError("function_call_output needs a call_id", index=index)
+        raise MessageError(f"{item.get('type')} needs a call_id", index=index)
     output = item.get("output", "")
     if isinstance(output, list):
         content: Any = [_decode_part(p, index) for p in output]

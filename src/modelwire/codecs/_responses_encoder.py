@@ -30,8 +30,10 @@ from ..events import (
     UsageEvent,
 )
 from ..types import Request, Usage
+from ._responses_decode import custom_input, custom_names
 from ._responses_response import (
     REASONING_SEPARATOR,
+    custom_call_item,
     function_call_item,
     message_item,
     mint_id,
@@ -53,7 +55,7 @@ class _Open:
         self.id = item_id
         self.index = index
         self.parts: list[dict[str, Any]] = []  # finished content / summary parts
-        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""
+        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""; a call: "custom" or ""
         self.buf: list[str] = []
         self.call_id = ""
         self.name = ""
@@ -83,6 +85,7 @@ class StreamEncoder:
         self._usage: Usage | None = None
         self._finish: Finish | None = None
         self._reasoning_text = False  # any reasoning text written yet
+        self._custom = custom_names(request)
 
     # ------------------------------------------------------------------ public
     def feed(self, event: StreamEvent) -> bytes:
@@ -99,8 +102,9 @@ class StreamEncoder:
             call = self._calls.get(event.index) or self._open_call(event.index, "", "", out)  # type: ignore[union-attr]
             if event.arguments:  # type: ignore[union-attr]
                 call.buf.append(event.arguments)  # type: ignore[union-attr]
-                self._emit(out, "response.function_call_arguments.delta", item_id=call.id,
-                           output_index=call.index, delta=event.arguments)  # type: ignore[union-attr]
+                if call.kind != "custom":  # a custom call's text goes out whole, at its end
+                    self._emit(out, "response.function_call_arguments.delta", item_id=call.id,
+                               output_index=call.index, delta=event.arguments)  # type: ignore[union-attr]
         elif t is ReasoningDelta:
             if event.text:  # type: ignore[union-attr]
                 self._reasoning_delta(event.text, out)  # type: ignore[union-attr]
@@ -318,14 +322,27 @@ class StreamEncoder:
     def _open_call(self, index: int, call_id: str, name: str, out: list[bytes]) -> _Open:
         self._seal_reasoning(out)
         self._close_message(out)
-        call = self._calls[index] = self._add_item("fc", None, out)
+        custom = name in self._custom
+        call = self._calls[index] = self._add_item("ctc" if custom else "fc", None, out)
         call.call_id, call.name = call_id, name
-        self._emit(out, "response.output_item.added", output_index=call.index,
-                   item=function_call_item(call.id, call_id, name, "", "in_progress"))
+        if custom:  # its text is known once the call's JSON arguments are whole
+            call.kind = "custom"
+            item = custom_call_item(call.id, call_id, name, "", "in_progress")
+        else:
+            item = function_call_item(call.id, call_id, name, "", "in_progress")
+        self._emit(out, "response.output_item.added", output_index=call.index, item=item)
         return call
 
     def _close_call(self, call: _Open, out: list[bytes]) -> None:
         arguments = "".join(call.buf)
+        if call.kind == "custom":
+            text = custom_input(arguments)
+            self._emit(out, "response.custom_tool_call_input.delta", item_id=call.id, output_index=call.index,
+                       delta=text)
+            self._emit(out, "response.custom_tool_call_input.done", item_id=call.id, output_index=call.index,
+                       input=text)
+            self._done_item(call, custom_call_item(call.id, call.call_id, call.name, text, "completed"), out)
+            return
         self._emit(out, "response.function_call_arguments.done", item_id=call.id, output_index=call.index,
                    arguments=arguments)
         self._done_item(call, function_call_item(call.id, call.call_id, call.name, arguments, "completed"), out)

@@ -52,7 +52,7 @@ from ..events import (
     UsageEvent,
 )
 from ..types import FinishReason, Request, Usage
-from ._responses_decode import reasoning_texts
+from ._responses_decode import custom_input, custom_names, reasoning_texts
 from ._responses_request import request_fields
 
 __all__ = [
@@ -292,10 +292,16 @@ def encode_response(
     refusal = msg.get("refusal")
     if text or refusal or not msg.get("tool_calls"):
         output.append(message_item(mint_id("msg", rid, 0), text, refusal, "completed"))
+    custom = custom_names(request)
     for n, call in enumerate(msg.get("tool_calls") or ()):
         fn = call.get("function") or {}
+        name = fn.get("name", "")
+        if name in custom:  # the client declared it a custom tool: its call is one too
+            output.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
+                                           custom_input(fn.get("arguments", "")), "completed"))
+            continue
         output.append(function_call_item(
-            mint_id("fc", rid, n), call.get("id", ""), fn.get("name", ""), fn.get("arguments", ""), "completed"
+            mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed"
         ))
     status, reason = _status_of(completion.finish_reason)
     return response_object(
@@ -341,6 +347,11 @@ def message_item(item_id: str, text: str, refusal: str | None, status: str) -> d
 
 def output_text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+
+
+def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str) -> dict[str, Any]:
+    return {"id": item_id, "type": "custom_tool_call", "status": status, "call_id": call_id, "name": name,
+            "input": text}
 
 
 def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
