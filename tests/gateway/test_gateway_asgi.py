@@ -158,3 +158,49 @@ def test_the_direct_call_is_used_only_on_the_apps_own_endpoints_unwrapped():
         proto = GatewayHTTP(config, ServerState(), {}, _loop=asyncio.new_event_loop())
         assert (proto.direct is not None) is direct, options
         proto.loop.close()
+
+
+# the direct call (modelwire serve's protocol) keeps what its ASGI path does for HTTP/1.1
+def _post(body: bytes, extra: bytes = b"") -> bytes:
+    return (b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+            b"authorization: Bearer " + GATEWAY_KEY.encode() + b"\r\ncontent-length: %d\r\n" % len(body)
+            + extra + b"\r\n")
+
+
+def _answers(sock: socket.socket, count: int) -> list[bytes]:
+    data, out = b"", []
+    deadline = time.monotonic() + 10
+    while len(out) < count and time.monotonic() < deadline:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+        while b"\r\n\r\n" in data:
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0]) if b"content-length" in head.lower() else 0
+            if len(rest) < length:
+                break
+            out.append(head + b"\r\n\r\n" + rest[:length])
+            data = rest[length:]
+    return out
+
+
+def test_direct_call_answers_expect_100_continue_before_the_body(gateway):
+    body = orjson.dumps({"model": "emu-chat", "messages": [{"role": "user", "content": "hi"}]})
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as s:
+        s.sendall(_post(body, b"expect: 100-continue\r\n"))
+        assert s.recv(64).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        s.sendall(body)
+        (answer,) = _answers(s, 1)
+    assert answer.startswith(b"HTTP/1.1 200") and b'"role":"assistant"' in answer
+
+
+def test_direct_call_answers_pipelined_requests_in_order(gateway):
+    bodies = [orjson.dumps({"model": "emu-chat", "messages": [{"role": "user", "content": f"What is {n} times 2?"}]})
+              for n in (3, 4)]
+    with socket.create_connection(("127.0.0.1", gateway.port), timeout=10) as s:
+        s.sendall(b"".join(_post(b) + b for b in bodies))  # both in one write
+        answers = _answers(s, 2)
+    assert [a.split(b"\r\n")[0] for a in answers] == [b"HTTP/1.1 200 OK"] * 2
+    texts = [orjson.loads(a.split(b"\r\n\r\n", 1)[1])["choices"][0]["message"]["content"] for a in answers]
+    assert "= 6" in texts[0] and "= 8" in texts[1], texts
