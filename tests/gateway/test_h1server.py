@@ -346,3 +346,57 @@ async def test_a_whole_answer_leaves_in_one_write_a_stream_in_one_per_piece():
         assert len(wire.writes) == writes, wire.writes
         assert wire.writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
         assert b"\r\n\r\n" in wire.writes[0] and not wire.writes[0].endswith(b"\r\n\r\n")  # body too
+
+
+class _DirectApp:
+    """An app with ``direct`` handlers, as gateway.app.FrontDoors has: called without ASGI."""
+
+    def __init__(self) -> None:
+        self.upstream: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.direct = {("/events", "POST"): self.events}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        raise AssertionError("the direct handler should have been called")
+
+    async def events(self, request: Any) -> Any:
+        from modelwire.gateway.asgi import Reply
+
+        upstream = self.upstream
+
+        async def body() -> AsyncIterator[bytes]:
+            while (piece := await upstream.get()) is not None:
+                yield piece
+            yield b"data: [DONE]\n\n"  # the end, as the gateway's streams write it
+
+        return Reply(200, headers={"x-request-id": "r1"}, content_type="text/event-stream", stream=body())
+
+
+async def test_a_direct_stream_writes_once_per_upstream_read_and_ends_in_one_write():
+    # each piece that arrived from the upstream leaves in one write; the last one, the
+    # stream's end event and the chunked terminator leave together
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    app = _DirectApp()
+    config = uvicorn.Config(app, http=GatewayHTTP, lifespan="off", log_level="critical", proxy_headers=False)
+    config.load()
+    proto = GatewayHTTP(config, ServerState(), {}, asyncio.get_running_loop())
+    wire = _Recording()
+    proto.connection_made(wire)
+    proto.data_received(_post("/events"))
+
+    async def settle() -> None:
+        for _ in range(20):
+            await asyncio.sleep(0)
+
+    for piece in (b"data: 1\n\n", b"data: 2\n\n"):
+        app.upstream.put_nowait(piece)
+        await settle()
+    assert len(wire.writes) == 2 and wire.writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+    assert wire.writes[0].endswith(b"9\r\ndata: 1\n\n\r\n") and wire.writes[1] == b"9\r\ndata: 2\n\n\r\n"
+    app.upstream.put_nowait(b"data: 3\n\n")
+    app.upstream.put_nowait(None)  # the upstream's last read held its end too
+    await settle()
+    assert wire.writes[2:] == [b"9\r\ndata: 3\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"]
+    assert proto.cycle is None and not proto.pending
+    proto.connection_lost(None)

@@ -165,9 +165,11 @@ class _Cycle:
             parts.append(b"connection: close\r\n")
         self.head = b"".join(parts)
 
-    def write(self, body: bytes, more: bool) -> None:
+    def write(self, body: bytes, more: bool, soon: bool = False) -> None:
         """A piece of the response's body (the head with the first); the last has
-        ``more`` false. The caller waits for ``proto.drain`` while writing is paused."""
+        ``more`` false. The caller waits for ``proto.drain`` while writing is paused.
+        ``soon``: written once the task running the app next waits (``GatewayHTTP.pending``),
+        together with whatever else it writes before then."""
         proto = self.proto
         head = self.head
         if head is not None:
@@ -190,8 +192,18 @@ class _Cycle:
             if self.chunked and not self.head_only:
                 body += b"0\r\n\r\n"
             self.complete = True
-        if not self.disconnected and (head or body):
-            proto.transport.write(head + body if head else body)
+        data = head + body if head else body
+        if self.disconnected or not data:
+            pass
+        elif soon and more:
+            if not proto.pending:
+                proto.loop.call_soon(proto.flush)
+            proto.pending.append(data)
+        elif proto.pending:
+            proto.pending.append(data)
+            proto.flush()
+        else:
+            proto.transport.write(data)
         if not more:
             proto.response_done(self)
 
@@ -233,6 +245,9 @@ class GatewayHTTP(asyncio.Protocol):
         self.direct: dict[tuple[str, str], Any] | None = direct if direct and not config.root_path else None
         self._default_src: Any = None  # server_state.default_headers, as last formatted
         self._default_head = b""
+        # a stream's pieces written by the app in one go (its last event, the end of the SSE
+        # stream, the chunked terminator) leave in one write: flushed when the app waits
+        self.pending: list[bytes] = []
         self.loop = _loop or asyncio.get_event_loop()
         self.state = server_state
         self.app_state = app_state
@@ -272,6 +287,7 @@ class GatewayHTTP(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.connections.discard(self)
         self.closing = True
+        self.pending.clear()
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
@@ -463,7 +479,7 @@ class GatewayHTTP(asyncio.Protocol):
         task = cycle.task = asyncio.current_task()
         try:
             async for chunk in stream:
-                cycle.write(chunk, True)
+                cycle.write(chunk, True, soon=True)
                 if self.write_paused and not cycle.disconnected:
                     await self.drain()
             cycle.task = None
@@ -477,6 +493,15 @@ class GatewayHTTP(asyncio.Protocol):
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def flush(self) -> None:
+        """Write what :meth:`_Cycle.write` held (``soon``), in one ``write``."""
+        pending = self.pending
+        if pending:
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+            pending.clear()
+            if not self.transport.is_closing():
+                self.transport.write(data)
 
     def default_head(self) -> bytes:
         """uvicorn's default header lines (date, server), formatted once per change."""
@@ -496,6 +521,8 @@ class GatewayHTTP(asyncio.Protocol):
         self.response_done(cycle)
 
     def response_done(self, cycle: _Cycle) -> None:
+        if self.pending:  # an answer cut short (the app failed mid-stream): what it wrote first
+            self.flush()
         self.state.total_requests += 1
         cycle.wake()  # a receive() waiting for the end returns http.disconnect
         if self.cycle is cycle:
