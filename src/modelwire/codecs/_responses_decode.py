@@ -303,25 +303,18 @@ class _Turn:
             msg["content"] = text
             if refusal:
                 msg["refusal"] = refusal
-        elif kind == "function_call":
+        elif kind in ("function_call", "custom_tool_call"):
+            # a custom tool's text becomes the one argument of the function it is here
+            field, what = ("arguments", "a JSON string") if kind == "function_call" else ("input", "a string")
             if not isinstance(item.get("call_id"), str) or not isinstance(item.get("name"), str):
-                raise MessageError("function_call item needs call_id and name", index=index)
-            arguments = item.get("arguments", "")
-            if not isinstance(arguments, str):
-                raise MessageError("function_call arguments must be a JSON string", index=index)
+                raise MessageError(f"{kind} item needs call_id and name", index=index)
+            value = item.get(field, "")
+            if not isinstance(value, str):
+                raise MessageError(f"{kind} {field} must be {what}", index=index)
+            arguments = value if kind == "function_call" else orjson.dumps({"input": value}).decode()
             msg.setdefault("tool_calls", []).append({
                 "id": item["call_id"], "type": "function",
                 "function": {"name": item["name"], "arguments": arguments},
-            })
-        elif kind == "custom_tool_call":
-            if not isinstance(item.get("call_id"), str) or not isinstance(item.get("name"), str):
-                raise MessageError("custom_tool_call item needs call_id and name", index=index)
-            text = item.get("input", "")
-            if not isinstance(text, str):
-                raise MessageError("custom_tool_call input must be a string", index=index)
-            msg.setdefault("tool_calls", []).append({
-                "id": item["call_id"], "type": "function",
-                "function": {"name": item["name"], "arguments": orjson.dumps({"input": text}).decode()},
             })
         else:
             msg.setdefault("passthrough", []).append({"issuer": issuer, "block": item})
