@@ -114,6 +114,9 @@ class GatewayConfig:
     max_body_bytes: int = 32 * MIB
     access_log: bool = True
     seal_secret_env: str = "MODELWIRE_SEAL_SECRET"
+    # the longest server-requested wait (Retry-After, every key cooling) a request is held
+    # for; longer: the client gets the 429 with Retry-After at once (its SDK retries)
+    max_retry_wait: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +189,7 @@ _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking"
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
-            "max_body_bytes", "access_log", "seal_secret_env")
+            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait")
 
 
 class _Validator:
@@ -439,6 +442,8 @@ class _Validator:
                                     defaults.access_log),
             seal_secret_env=self.env_name(spec.get("seal_secret_env"), "gateway.seal_secret_env",
                                           defaults.seal_secret_env),
+            max_retry_wait=self.integer(spec.get("max_retry_wait"), "gateway.max_retry_wait",
+                                        defaults.max_retry_wait),
         )
 
 

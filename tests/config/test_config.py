@@ -161,10 +161,11 @@ def test_errors_name_the_key_path_and_what_was_expected(tmp_path, text, expected
 def test_gateway_settings_and_defaults():
     gw = config_from_dict({"gateway": {"client_key_passthrough": True, "access_log": False,
                                        "seal_secret_env": "MY_SEAL", "max_body_bytes": 1024,
-                                       "allow_provider_models": False}}).gateway
+                                       "allow_provider_models": False, "max_retry_wait": 5}}).gateway
     assert (gw.client_key_passthrough, gw.access_log, gw.seal_secret_env, gw.max_body_bytes,
-            gw.allow_provider_models, gw.keys_env) == (
-        True, False, "MY_SEAL", 1024, False, "MODELWIRE_GATEWAY_KEYS")
+            gw.allow_provider_models, gw.keys_env, gw.max_retry_wait) == (
+        True, False, "MY_SEAL", 1024, False, "MODELWIRE_GATEWAY_KEYS", 5)
+    assert config_from_dict({}).gateway.max_retry_wait == 30
 
 
 def test_provider_aliases_are_stored_canonical():

@@ -3,6 +3,8 @@ serves the same request at once; the attempts header shows it."""
 
 from __future__ import annotations
 
+import time
+
 import httpx
 
 from modelwire.config import load_config
@@ -31,3 +33,38 @@ def test_rate_limited_key_rotates_and_the_headers_say_so(emulator_clean, tmp_pat
     assert r.headers["x-modelwire-attempts"] == "2" and r.headers["x-modelwire-fallbacks"] == "0"
     states = {c.label: c.status for c in CredentialPool.for_provider("deepseek", config=config).credentials()}
     assert sorted(states.values()) == ["cooling", "ok"]  # the one that got the 429 cools
+
+
+def test_health_says_when_every_key_of_a_model_is_cooling(emulator_clean, tmp_path):
+    # both keys rate-limited for an hour: requests for the model fail (or fall back) until
+    # then, and /health says so without a key in sight
+    emulator = emulator_clean
+    path = tmp_path / "modelwire.yaml"
+    store = f"sqlite:///{tmp_path}/state.db"
+    path.write_text(
+        f"models:\n  ds: {{provider: deepseek, model: cool-model, base_url: \"{emulator.openai_base_url('deepseek')}\"}}\n"
+        f"credential_pool: {{store: \"{store}\"}}\n")
+    config = load_config(str(path))
+    pool = CredentialPool.for_provider("deepseek", config=config)
+    pool.add("sk-cooling-first-key-000", label="first")
+    pool.add("sk-cooling-second-key-00", label="second")
+    emulator.set_faults([{"fault": "rate_limit", "model": "cool-model", "times": 2, "retry_after": 3600}])
+    with RunningGateway(config, environ={}) as gw:
+        assert httpx.get(gw.base_url + "/health").json()["status"] == "ok"
+        # the upstream's 429s (its hint, capped at 600 s as every retry hint is), then the
+        # gateway's own: every key cooling, until the pool's reset
+        for low, high in ((590, 600), (3500, 3600)):
+            started = time.monotonic()
+            r = httpx.post(gw.base_url + "/v1/chat/completions", timeout=30,
+                           json={"model": "ds", "messages": [{"role": "user", "content": "hi"}]})
+            # not held for the wait (the ladder would sleep up to 600 s): the client's SDK retries
+            assert r.status_code == 429 and time.monotonic() - started < 10, r.text
+            assert low <= int(r.headers["retry-after"]) <= high
+        health = httpx.get(gw.base_url + "/health")
+    body = health.json()
+    assert body["status"] == "degraded"
+    (problem,) = body["problems"]
+    assert {k: problem[k] for k in ("model", "provider", "credentials", "count")} == {
+        "model": "ds", "provider": "deepseek", "credentials": "all cooling", "count": 2}
+    assert 3500 <= problem["available_in_s"] <= 3600
+    assert b"sk-cooling" not in health.content

@@ -94,6 +94,19 @@ def test_long_server_hint_prefers_the_fallback_model():
     assert decide(f("rate_limit", retry_after=300.0), LadderState(), STEADY).wait == 300.0
 
 
+def test_a_hint_over_give_up_over_is_not_waited_for():
+    # the gateway's policy: its clients retry themselves, a request is not held for minutes
+    gateway = RetryPolicy(jitter=0, give_up_over=30.0)
+    assert decide(f("rate_limit", retry_after=3600.0), LadderState(), gateway).kind == "raise"
+    assert decide(f("rate_limit", retry_after=3600.0), LadderState(has_fallback=True), gateway).kind == "fallback"
+    assert decide(f("rate_limit", retry_after=30.0), LadderState(), gateway).wait == 30.0  # at the bound: waited
+    assert decide(f("server"), LadderState(), gateway).kind == "retry"  # no hint: plain backoff as before
+    # another key first: giving up is about waiting, not about the credential ladder
+    assert decide(f("rate_limit", fault=True, retry_after=3600.0),
+                  LadderState(pooled=True, other_credential=True), gateway).kind == "rotate"
+    assert decide(f("rate_limit", retry_after=3600.0), LadderState(), STEADY).wait == 600.0  # the library waits
+
+
 @pytest.mark.parametrize("kind", ["model_not_found", "billing"])
 def test_model_cannot_serve_falls_back(kind):
     assert decide(f(kind), LadderState(has_fallback=True)).kind == "fallback"

@@ -44,6 +44,10 @@ class Gateway:
         self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
         self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
         self.access_log = bool(getattr(gw, "access_log", True))
+        from ..resilience import RetryPolicy
+
+        # a request is not held for a long Retry-After: its client's SDK retries itself
+        self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
         seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
@@ -121,7 +125,7 @@ class Gateway:
         if client is None:
             from ..client import AsyncClient
 
-            client = self._clients[slot] = AsyncClient(model, config=self.config, api_key=key)
+            client = self._clients[slot] = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
             if key is not None:
                 self._keyed.append(slot)
                 if len(self._keyed) > 256:
@@ -131,8 +135,10 @@ class Gateway:
         return client
 
     def health(self) -> dict[str, Any]:
-        """``ok``, or ``degraded`` with the reasons (e.g. a Redis credential store that
-        does not answer: the pools fail open to local state)."""
+        """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
+        answer (the pools fail open to local state), or a model whose every credential is
+        cooling (rate-limited: ``available_in_s``, when the first frees up) or dead (a
+        revoked key): its requests fail or fall back until then. Counts, never secrets."""
         problems = []
         for name, client in list(self._clients.items()):
             settings = getattr(client, "_settings", None)
@@ -141,10 +147,23 @@ class Gateway:
             for ep in list(getattr(settings, "_endpoints", {}).values()):
                 creds = getattr(ep, "creds", None)
                 pool = getattr(creds, "_pool", None)  # only pools already opened
-                state = getattr(pool, "health", "ok") if pool is not None else "ok"
+                if pool is None:
+                    continue
+                state = pool.health
                 if state != "ok":
                     problems.append({"model": name, "provider": ep.profile.name,
                                      "credential_store": state})
+                listed = pool.credentials()
+                now = pool.clock.time()
+                if listed and not any(c.is_available(now) for c in listed):
+                    free_at = pool.next_available_at(listed)
+                    problem: dict[str, Any] = {
+                        "model": name, "provider": ep.profile.name,
+                        "credentials": "all cooling" if free_at is not None else "all dead",
+                        "count": len(listed)}
+                    if free_at is not None:
+                        problem["available_in_s"] = max(0, round(free_at - now))
+                    problems.append(problem)
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,

@@ -45,7 +45,11 @@ class RetryPolicy:
     ``jitter``: the upper bound of the random extra wait, as a fraction of the
     exponential step (0 makes waits deterministic, for tests). ``hint_cap``:
     the longest server-requested wait honoured (hermes raised it from 120 to
-    600 s, #26293: providers do ask for minutes).
+    600 s, #26293: providers do ask for minutes). ``give_up_over``: a server-requested
+    wait longer than this is not waited for at all: the error (with its ``retry_after``)
+    goes to the fallback model or to the caller at once. ``None`` (the library's
+    default): wait, up to ``hint_cap``; the gateway sets it (``gateway.max_retry_wait``),
+    since its clients have their own retry loop and should not be held for minutes.
     """
 
     attempts: int = 5
@@ -56,6 +60,7 @@ class RetryPolicy:
     # a server hint longer than this sends us to the fallback model at once, when
     # there is one, instead of sleeping (a quota that resets in 10 minutes)
     fallback_over: float = 60.0
+    give_up_over: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +134,10 @@ def decide(failure: Failure, state: LadderState, policy: RetryPolicy | None = No
         return Action("rotate", reason=f"{kind} on this credential: use the next one")
     # (4) transient trouble: back off on the same model
     if failure.retryable:
+        hint = failure.retry_after
+        if hint is not None and policy.give_up_over is not None and hint > policy.give_up_over:
+            return _give_up(state, f"{kind}: the server asks to wait {hint:.0f}s, over "
+                                   f"{policy.give_up_over:.0f}s: not waited for", fallback=True)
         if state.retries + 1 < policy.attempts:
             wait = backoff(state.retries + 1, policy, failure.retry_after)
             if failure.retry_after is not None and wait > policy.fallback_over and state.has_fallback:
