@@ -385,3 +385,22 @@ def test_a_custom_tool_choice_names_the_function(gateway, emulator_clean):
                                  tools=[APPLY_PATCH], tool_choice={"type": "custom", "name": "apply_patch"})
     sent = emulator_clean.requests()["requests"][-1]["body"]
     assert sent["tool_choice"] == {"type": "function", "function": {"name": "apply_patch"}}
+
+
+def test_models_retrieve_through_both_sdks(gateway):
+    # the SDKs' models.retrieve: GET /v1/models/{id}, in each door's shape, 404 in it too
+    assert oa(gateway).models.retrieve("emu-chat").id == "emu-chat"
+    assert oa(gateway).models.retrieve("openai/gpt-5-mini").id == "openai/gpt-5-mini"  # allow_provider_models
+    got = an(gateway).models.retrieve("emu-anthropic")
+    assert (got.id, got.type) == ("emu-anthropic", "model")
+    with pytest.raises(openai.NotFoundError) as info:
+        oa(gateway).models.retrieve("no-such-model")
+    assert "unknown model 'no-such-model'" in info.value.message
+    with pytest.raises(anthropic.NotFoundError) as info2:
+        an(gateway).models.retrieve("no-such-model")
+    assert info2.value.body["type"] == "error"
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=gateway.base_url + "/v1", api_key="wrong", max_retries=0).models.retrieve("emu-chat")
+    # a literal route pattern is just an unknown id, never a crash
+    r = httpx.get(gateway.base_url + "/v1/models/{model_id:path}", headers={"authorization": f"Bearer {GATEWAY_KEY}"})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "model_not_found"

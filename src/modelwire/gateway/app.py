@@ -325,11 +325,14 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         Route("/v1/messages/count_tokens", Endpoint(handlers.count_tokens), methods=["POST"]),
         Route("/v1/responses", Endpoint(handlers.responses), methods=["POST"]),
         Route("/v1/models", Endpoint(handlers.models), methods=["GET"]),
+        # ids may hold a slash (provider/model): the path converter takes the rest
+        Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.gateway = gateway
-    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ())})
+    # exact paths only: a route with parameters needs Starlette's matching
+    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ()) if "{" not in r.path})
 
 
 class FrontDoors:

@@ -115,6 +115,18 @@ class _Handlers:
         return Reply(200, orjson.dumps(self.gw.models.listing(door == "anthropic_messages")),
                      {"x-request-id": rid})
 
+    async def model(self, request: Any) -> Any:
+        """GET /v1/models/{id} (the SDKs' ``models.retrieve``); routed by Starlette, which
+        gives the id in the scope's path parameters."""
+        door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
+        rid = _request_id()
+        try:
+            self.gw.keys.check(request.headers)
+            found = self.gw.models.one(request.scope["path_params"]["model_id"], door == "anthropic_messages")
+        except GatewayError as exc:
+            return _error_response(exc.http, door, rid)
+        return Reply(200, orjson.dumps(found), {"x-request-id": rid})
+
     async def count_tokens(self, request: Any) -> Any:
         from ..tokens import estimate_tokens
 

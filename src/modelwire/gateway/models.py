@@ -54,10 +54,7 @@ class ModelTable:
         ids = list(self.names) + [a for a in self.aliases if a not in self.names]
         created = int(time.time())
         if anthropic:
-            data = [
-                {"type": "model", "id": i, "display_name": i, "created_at": "2026-01-01T00:00:00Z"}
-                for i in ids
-            ]
+            data = [_anthropic_model(i) for i in ids]
             return {
                 "data": data,
                 "has_more": False,
@@ -66,5 +63,18 @@ class ModelTable:
             }
         return {
             "object": "list",
-            "data": [{"id": i, "object": "model", "created": created, "owned_by": "modelwire"} for i in ids],
+            "data": [_openai_model(i, created) for i in ids],
         }
+
+    def one(self, requested: str, anthropic: bool) -> dict[str, Any]:
+        """GET /v1/models/{id}: the model in the door's shape, or the 404 ``resolve`` gives."""
+        self.resolve(requested)
+        return _anthropic_model(requested) if anthropic else _openai_model(requested, int(time.time()))
+
+
+def _openai_model(model: str, created: int) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": created, "owned_by": "modelwire"}
+
+
+def _anthropic_model(model: str) -> dict[str, Any]:
+    return {"type": "model", "id": model, "display_name": model, "created_at": "2026-01-01T00:00:00Z"}
