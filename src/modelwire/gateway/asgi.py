@@ -7,6 +7,10 @@ handling, and above all ``StreamingResponse``, which runs every stream inside an
 anyio task group only to notice a disconnect. A stream here has one small watcher
 task instead: it waits for ``http.disconnect`` and cancels the stream's task, whose
 cancellation closes the upstream connection and releases the credential lease.
+
+Under ``modelwire serve`` the gateway's protocol (:mod:`.h1server`) calls the handlers
+itself with a :class:`Request` and writes the :class:`Reply` (``Reply.head``); ``Endpoint``
+and ``Reply.__call__`` serve the same handlers to any other ASGI server.
 """
 
 from __future__ import annotations
