@@ -12,19 +12,23 @@ from modelwire.credentials import CredentialPool
 from modelwire.gateway.testing import RunningGateway
 
 
-def test_rate_limited_key_rotates_and_the_headers_say_so(emulator_clean, tmp_path):
-    emulator = emulator_clean
+def _two_keys(emulator, tmp_path, model: str, prefix: str):
+    """Model ``ds`` on the emulator as DeepSeek with two pooled keys. DeepSeek's row is not
+    eligible for the byte-forwarding lane, so the Client's ladder serves every attempt."""
     path = tmp_path / "modelwire.yaml"
-    store = f"sqlite:///{tmp_path}/state.db"
-    # DeepSeek's row is not eligible for the byte-forwarding lane, so the Client's ladder
-    # serves every attempt (and counts it)
     path.write_text(
-        f"models:\n  ds: {{provider: deepseek, model: rot-model, base_url: \"{emulator.openai_base_url('deepseek')}\"}}\n"
-        f"credential_pool: {{store: \"{store}\"}}\n")
+        f"models:\n  ds: {{provider: deepseek, model: {model}, base_url: \"{emulator.openai_base_url('deepseek')}\"}}\n"
+        f"credential_pool: {{store: \"sqlite:///{tmp_path}/state.db\"}}\n")
     config = load_config(str(path))
     pool = CredentialPool.for_provider("deepseek", config=config)
-    pool.add("sk-rotation-first-key", label="first")
-    pool.add("sk-rotation-second-key", label="second")
+    pool.add(f"{prefix}-first-key-000", label="first")
+    pool.add(f"{prefix}-second-key-00", label="second")
+    return config
+
+
+def test_rate_limited_key_rotates_and_the_headers_say_so(emulator_clean, tmp_path):
+    emulator = emulator_clean
+    config = _two_keys(emulator, tmp_path, "rot-model", "sk-rotation")
     emulator.set_faults([{"fault": "rate_limit", "model": "rot-model", "times": 1, "retry_after": 3600}])
     with RunningGateway(config, environ={}) as gw:
         r = httpx.post(gw.base_url + "/v1/chat/completions", timeout=30,
@@ -39,15 +43,7 @@ def test_health_says_when_every_key_of_a_model_is_cooling(emulator_clean, tmp_pa
     # both keys rate-limited for an hour: requests for the model fail (or fall back) until
     # then, and /health says so without a key in sight
     emulator = emulator_clean
-    path = tmp_path / "modelwire.yaml"
-    store = f"sqlite:///{tmp_path}/state.db"
-    path.write_text(
-        f"models:\n  ds: {{provider: deepseek, model: cool-model, base_url: \"{emulator.openai_base_url('deepseek')}\"}}\n"
-        f"credential_pool: {{store: \"{store}\"}}\n")
-    config = load_config(str(path))
-    pool = CredentialPool.for_provider("deepseek", config=config)
-    pool.add("sk-cooling-first-key-000", label="first")
-    pool.add("sk-cooling-second-key-00", label="second")
+    config = _two_keys(emulator, tmp_path, "cool-model", "sk-cooling")
     emulator.set_faults([{"fault": "rate_limit", "model": "cool-model", "times": 2, "retry_after": 3600}])
     with RunningGateway(config, environ={}) as gw:
         assert httpx.get(gw.base_url + "/health").json()["status"] == "ok"
