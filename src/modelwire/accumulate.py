@@ -13,6 +13,7 @@ from typing import Any
 
 from .completion import Completion
 from .events import (
+    Annotation,
     Finish,
     Passthrough,
     ReasoningBlock,
@@ -59,6 +60,7 @@ class Accumulator:
         self._reasoning: list[str] = []
         self._details: list[ReasoningDetail] = []
         self._passthrough: list[dict[str, Any]] = []
+        self._annotations: list[dict[str, Any]] = []
         self._slots: dict[int, _Slot] = {}
         self._usage: Usage | None = None
         self._finish: Finish | None = None
@@ -109,6 +111,8 @@ class Accumulator:
             self._passthrough.append({"issuer": event.issuer, "block": event.block})  # type: ignore[union-attr]
         elif t is StreamError:
             self.error = event  # type: ignore[assignment]
+        elif t is Annotation:
+            self._annotations.append(event.annotation)  # type: ignore[union-attr]
 
     def message(self, *, complete_calls_only: bool = False) -> AssistantMessage:
         """The assistant message so far. With ``complete_calls_only``, tool calls
@@ -123,6 +127,8 @@ class Accumulator:
             msg["reasoning_details"] = list(self._details)
         if self._refusal:
             msg["refusal"] = "".join(self._refusal)
+        if self._annotations:
+            msg["annotations"] = list(self._annotations)
         calls = []
         finished = self._finish is not None
         for index in sorted(self._slots):

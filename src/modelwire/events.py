@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .types import FinishReason, Usage
 
 __all__ = [
+    "Annotation",
     "Finish",
     "Passthrough",
     "ReasoningBlock",
@@ -118,6 +119,17 @@ class Finish:
 
 @slot_init
 @dataclass(frozen=True, slots=True)
+class Annotation:
+    """A note on the answer's text, in Chat Completions' shape: ``{"type": "url_citation",
+    "url_citation": {"url", "title", "start_index", "end_index"}}`` (a web search's
+    source; the indices count characters of the whole message text), or another type
+    nested the same way (``file_citation``...)."""
+
+    annotation: dict[str, Any]
+
+
+@slot_init
+@dataclass(frozen=True, slots=True)
 class Passthrough:
     """A provider block with no Chat Completions meaning, kept verbatim."""
 
@@ -144,5 +156,6 @@ StreamEvent: TypeAlias = (
     | UsageEvent
     | Finish
     | Passthrough
+    | Annotation
     | StreamError
 )

@@ -172,6 +172,8 @@ class AssistantMessage(TypedDict):
     refusal: NotRequired[str | None]
     passthrough: NotRequired[list[PassthroughBlock]]
     name: NotRequired[str]
+    # response-only (never sent back): url_citation and friends, Chat Completions' shape
+    annotations: NotRequired[list[dict[str, Any]]]
 
 
 class ToolMessage(TypedDict):

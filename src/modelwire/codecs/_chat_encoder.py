@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from ..events import (
+    Annotation,
     Finish,
     ReasoningBlock,
     ReasoningDelta,
@@ -97,6 +98,8 @@ class StreamEncoder:
         if t is StreamError:
             self._errored = True
             return b"data: " + orjson.dumps({"error": _error_body(event.error)}) + b"\n\n"  # type: ignore[union-attr]
+        if t is Annotation:
+            return self._chunk({"annotations": [event.annotation]})  # type: ignore[union-attr]
         return b""  # ToolCallEnd, Passthrough: no Chat Completions wire form
 
     def _call_id(self, event: ToolCallStart) -> str:

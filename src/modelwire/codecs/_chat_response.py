@@ -95,6 +95,9 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
         msg["refusal"] = refusal
     if calls:
         msg["tool_calls"] = calls  # type: ignore[typeddict-item]
+    notes = wire.get("annotations")  # a search model's url_citation list
+    if notes and isinstance(notes, list):
+        msg["annotations"] = [a for a in notes if isinstance(a, MAPPING)]
     return msg
 
 
@@ -197,6 +200,8 @@ def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls")
     if calls:
         out["tool_calls"] = [{k: v for k, v in c.items() if k in ("id", "type", "function")} for c in calls]
+    if message.get("annotations"):
+        out["annotations"] = list(message["annotations"])
     return out
 
 

@@ -11,6 +11,7 @@ import orjson
 from ..accumulate import Accumulator
 from ..errors import ProtocolError, ServerError
 from ..events import (
+    Annotation,
     Finish,
     ReasoningBlock,
     ReasoningDelta,
@@ -285,6 +286,9 @@ class StreamDecoder:
         calls = delta.get("tool_calls")
         if calls:
             self._on_calls(calls)
+        notes = delta.get("annotations")  # a search model's url_citation list
+        if notes and type(notes) is list:
+            out += [Annotation(a) for a in notes if type(a) is dict]
         if delta.get("extra_content"):
             self._signature = delta["extra_content"]
 

@@ -9,6 +9,7 @@ rest alphabetically, ``sequence_number`` counting from 0).
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import Any
 
@@ -16,6 +17,7 @@ import orjson
 
 from ..errors import ModelwireError
 from ..events import (
+    Annotation,
     Finish,
     Passthrough,
     ReasoningBlock,
@@ -33,6 +35,7 @@ from ..types import Request, Usage
 from ._responses_decode import custom_input, custom_names
 from ._responses_response import (
     REASONING_SEPARATOR,
+    annotation_out,
     custom_call_item,
     function_call_item,
     message_item,
@@ -45,11 +48,13 @@ from ._sse import TEXT_MARK, split_at_text_mark
 
 __all__ = ["StreamEncoder"]
 
+log = logging.getLogger("modelwire.codecs.responses")
+
 
 class _Open:
     """An output item between its ``added`` and ``done`` events."""
 
-    __slots__ = ("buf", "call_id", "id", "index", "kind", "name", "parts")
+    __slots__ = ("buf", "call_id", "id", "index", "kind", "name", "notes", "parts", "start")
 
     def __init__(self, item_id: str, index: int) -> None:
         self.id = item_id
@@ -59,6 +64,8 @@ class _Open:
         self.buf: list[str] = []
         self.call_id = ""
         self.name = ""
+        self.notes: list[dict[str, Any]] = []  # the open output_text part's annotations
+        self.start = 0  # where the open part's text starts in the whole message text
 
 
 class StreamEncoder:
@@ -85,6 +92,7 @@ class StreamEncoder:
         self._usage: Usage | None = None
         self._finish: Finish | None = None
         self._reasoning_text = False  # any reasoning text written yet
+        self._text_len = 0  # of the message text so far (annotations count from its start)
         self._custom = custom_names(request)
 
     # ------------------------------------------------------------------ public
@@ -123,6 +131,8 @@ class StreamEncoder:
             self._finish = event  # type: ignore[assignment]
         elif t is Passthrough:
             self._passthrough(event.block, out)  # type: ignore[union-attr]
+        elif t is Annotation:
+            self._annotation(event.annotation, out)  # type: ignore[union-attr]
         elif t is StreamError:
             self._error(event.error, out)  # type: ignore[union-attr]
         return b"".join(out)
@@ -208,11 +218,13 @@ class StreamEncoder:
         if msg.kind != kind:
             self._close_part(msg, out)
             msg.kind = kind
+            msg.start = self._text_len
             part = output_text_part("") if kind == "output_text" else {"type": "refusal", "refusal": ""}
             self._emit(out, "response.content_part.added", item_id=msg.id, output_index=msg.index,
                        content_index=len(msg.parts), part=part)
         msg.buf.append(text)
         if kind == "output_text":
+            self._text_len += len(text)
             self._text_delta(msg, text, out)
         else:
             self._emit(out, "response.refusal.delta", item_id=msg.id, output_index=msg.index,
@@ -225,6 +237,8 @@ class StreamEncoder:
         where = {"item_id": msg.id, "output_index": msg.index, "content_index": len(msg.parts)}
         if msg.kind == "output_text":
             part = output_text_part(text)
+            if msg.notes:
+                part["annotations"], msg.notes = msg.notes, []
             self._emit(out, "response.output_text.done", **where, text=text, logprobs=[])
         else:
             part = {"type": "refusal", "refusal": text}
@@ -232,6 +246,21 @@ class StreamEncoder:
         self._emit(out, "response.content_part.done", **where, part=part)
         msg.parts.append(part)
         msg.kind, msg.buf = "", []
+
+    def _annotation(self, annotation: dict[str, Any], out: list[bytes]) -> None:
+        """An annotation of the text written so far: on the open output_text part, its
+        indices counted from the part's start (the internal ones count from the message's)."""
+        msg = self._message
+        flat = annotation_out(annotation)
+        if msg is None or msg.kind != "output_text" or flat is None:
+            log.debug("responses encoder: an annotation with no text part open, left out")
+            return
+        for key in ("start_index", "end_index"):
+            if type(flat.get(key)) is int:
+                flat[key] = max(0, flat[key] - msg.start)
+        self._emit(out, "response.output_text.annotation.added", item_id=msg.id, output_index=msg.index,
+                   content_index=len(msg.parts), annotation_index=len(msg.notes), annotation=flat)
+        msg.notes.append(flat)
 
     def _close_message(self, out: list[bytes]) -> None:
         msg = self._message

@@ -39,6 +39,7 @@ from ..errors import (
     ServerError,
 )
 from ..events import (
+    Annotation,
     Finish,
     Passthrough,
     ReasoningBlock,
@@ -139,6 +140,7 @@ def output_events(response: Mapping[str, Any], issuer: str) -> list[StreamEvent]
     events: list[StreamEvent] = []
     calls = 0
     reasoning_seen = False
+    text_len = 0  # of the message text so far: annotations count from its start
     for item in output:
         if not isinstance(item, dict):
             raise ProtocolError("response output item must be an object")
@@ -147,6 +149,8 @@ def output_events(response: Mapping[str, Any], issuer: str) -> list[StreamEvent]
             text, refusal = _message_text(item)
             if text:
                 events.append(TextDelta(text))
+                events += message_annotations(item, text_len)
+                text_len += len(text)
             if refusal:
                 events.append(RefusalDelta(refusal))
         elif kind == "function_call":
@@ -176,6 +180,42 @@ def output_events(response: Mapping[str, Any], issuer: str) -> list[StreamEvent]
         events.append(UsageEvent(usage_in(response.get("usage"))))
     events.append(finish_of(response, calls > 0))
     return events
+
+
+def message_annotations(item: Mapping[str, Any], offset: int) -> list[Annotation]:
+    """A message item's ``output_text`` annotations as events, their indices moved to count
+    from the start of the whole message text (``offset``: its length before this item)."""
+    out: list[Annotation] = []
+    content = item.get("content")
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") == "output_text":
+            for raw in part.get("annotations") or ():
+                found = annotation_in(raw, offset)
+                if found is not None:
+                    out.append(Annotation(found))
+            offset += len(part.get("text") or "")
+    return out
+
+
+def annotation_in(raw: Any, offset: int = 0) -> dict[str, Any] | None:
+    """A Responses annotation (flat: ``{"type": "url_citation", "url": ...}``) -> Chat
+    Completions' shape (the fields under the type's name), indices moved by ``offset``."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
+        return None
+    kind = raw["type"]
+    inner = {k: v for k, v in raw.items() if k != "type"}
+    for key in ("start_index", "end_index"):
+        if type(inner.get(key)) is int:
+            inner[key] += offset
+    return {"type": kind, kind: inner}
+
+
+def annotation_out(annotation: Any) -> dict[str, Any] | None:
+    """Chat Completions' annotation shape -> the Responses API's flat one."""
+    if not isinstance(annotation, dict) or not isinstance(annotation.get("type"), str):
+        return None
+    inner = annotation.get(annotation["type"])
+    return {"type": annotation["type"], **inner} if isinstance(inner, dict) else None
 
 
 def _message_text(item: Mapping[str, Any]) -> tuple[str, str]:
@@ -291,7 +331,11 @@ def encode_response(
     text = completion.text
     refusal = msg.get("refusal")
     if text or refusal or not msg.get("tool_calls"):
-        output.append(message_item(mint_id("msg", rid, 0), text, refusal, "completed"))
+        item = message_item(mint_id("msg", rid, 0), text, refusal, "completed")
+        notes = [a for a in map(annotation_out, msg.get("annotations") or ()) if a is not None]
+        if notes and item["content"][0]["type"] == "output_text":
+            item["content"][0]["annotations"] = notes
+        output.append(item)
     custom = custom_names(request)
     for n, call in enumerate(msg.get("tool_calls") or ()):
         fn = call.get("function") or {}

@@ -32,6 +32,7 @@ from ..accumulate import Accumulator
 from ..completion import Completion
 from ..errors import ProtocolError, ProviderError
 from ..events import (
+    Annotation,
     Passthrough,
     ReasoningBlock,
     ReasoningDelta,
@@ -48,6 +49,7 @@ from ._responses_decode import reasoning_texts
 from ._responses_response import (
     DEFAULT_ISSUER,
     REASONING_SEPARATOR,
+    annotation_in,
     error_from_payload,
     finish_of,
     output_events,
@@ -66,7 +68,6 @@ _QUIET = frozenset({
     "response.queued", "response.content_part.added", "response.content_part.done",
     "response.reasoning_summary_part.added", "response.reasoning_summary_part.done",
     "response.reasoning_summary_text.done", "response.reasoning_text.done", "response.refusal.done",
-    "response.output_text.annotation.added",
 })
 # progress events of hosted tools: their items arrive in output_item.done
 _QUIET_PREFIXES = (
@@ -99,7 +100,10 @@ class StreamDecoder:
         self._done = False
         self._calls: dict[Any, _Call] = {}  # by output_index (and item_id)
         self._n_calls = 0
-        self._texts: set[tuple[Any, Any]] = set()  # (item_id, content_index) that streamed text
+        # (item_id, content_index) that streamed text -> where its text starts in the message's
+        self._texts: dict[tuple[Any, Any], int] = {}
+        self._text_len = 0
+        self._annotated: set[tuple[Any, Any]] = set()  # parts whose annotations came as events
         self._reasoning_key: tuple[Any, ...] | None = None
         self._reasoning_any = False
         self._reasoning_items: set[Any] = set()  # item ids whose text was streamed
@@ -154,9 +158,10 @@ class StreamDecoder:
 
     def _handle(self, kind: str, data: dict[str, Any], out: list[StreamEvent]) -> None:
         if kind == "response.output_text.delta":
-            self._texts.add((data.get("item_id"), data.get("content_index")))
+            self._texts.setdefault((data.get("item_id"), data.get("content_index")), self._text_len)
             if data["delta"]:
                 out.append(TextDelta(_str(data["delta"])))
+                self._text_len += len(data["delta"])
         elif kind == "response.function_call_arguments.delta":
             call = self._call_for(data) or self._unannounced_call(data, out)
             if data["delta"]:
@@ -165,13 +170,20 @@ class StreamDecoder:
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             self._reasoning(kind, data, data["delta"], out)
         elif kind == "response.refusal.delta":
-            self._texts.add((data.get("item_id"), data.get("content_index")))
+            self._texts.setdefault((data.get("item_id"), data.get("content_index")), self._text_len)
             out.append(RefusalDelta(_str(data["delta"])))
         elif kind == "response.output_text.done":
             key = (data.get("item_id"), data.get("content_index"))
             if key not in self._texts and data.get("text"):  # a .done with no deltas
-                self._texts.add(key)
+                self._texts[key] = self._text_len
                 out.append(TextDelta(_str(data["text"])))
+                self._text_len += len(data["text"])
+        elif kind == "response.output_text.annotation.added":
+            key = (data.get("item_id"), data.get("content_index"))
+            found = annotation_in(data.get("annotation"), self._texts.get(key, self._text_len))
+            if found is not None:
+                self._annotated.add(key)
+                out.append(Annotation(found))
         elif kind == "response.function_call_arguments.done":
             call = self._call_for(data)
             if call is not None:
@@ -270,13 +282,22 @@ class StreamDecoder:
         elif kind == "message":
             for n, part in enumerate(item.get("content") or ()):
                 key = (item.get("id"), n)
-                if key in self._texts or not isinstance(part, dict):
+                if not isinstance(part, dict):
                     continue
-                self._texts.add(key)
-                if part.get("type") == "output_text" and part.get("text"):
-                    out.append(TextDelta(_str(part["text"])))
-                elif part.get("type") == "refusal" and part.get("refusal"):
-                    out.append(RefusalDelta(_str(part["refusal"])))
+                if key not in self._texts:
+                    self._texts[key] = self._text_len
+                    if part.get("type") == "output_text" and part.get("text"):
+                        out.append(TextDelta(_str(part["text"])))
+                        self._text_len += len(part["text"])
+                    elif part.get("type") == "refusal" and part.get("refusal"):
+                        out.append(RefusalDelta(_str(part["refusal"])))
+                if key not in self._annotated and part.get("type") == "output_text":
+                    # annotations only in the finished item (no annotation.added events)
+                    self._annotated.add(key)
+                    for raw in part.get("annotations") or ():
+                        found = annotation_in(raw, self._texts[key])
+                        if found is not None:
+                            out.append(Annotation(found))
         elif kind == "reasoning":
             if item.get("id") not in self._reasoning_items:
                 # summaries that were never streamed (sent whole in the done item)
