@@ -5,9 +5,7 @@ Responses client; whole and streamed, pointing at the same span of the text."""
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 
 import openai
@@ -17,6 +15,7 @@ from modelwire.config import load_config
 from modelwire.gateway.testing import RunningGateway
 
 from ..conftest import CORPUS
+from .canned import canned_upstream
 
 RECORDED = CORPUS / "openai__responses__openai-include-raw-annotations-streaming_t0.json"
 KEY = "gw-annotations-key-0123456789"
@@ -50,53 +49,38 @@ def _chat_answer(stream: bool) -> bytes:
     return out + b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n"
 
 
-class _Replay(http.server.BaseHTTPRequestHandler):
-    """POST /v1/responses: the recorded answer; /v1/chat/completions: the same in Chat
+def _replay(path: str, asked: dict) -> tuple[str, bytes]:
+    """/v1/responses: the recorded answer; /v1/chat/completions: the same in Chat
     Completions' shape; streamed or whole as asked."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self) -> None:
-        asked = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        stream = bool(asked.get("stream"))
-        if self.path.endswith("/chat/completions"):
-            body = _chat_answer(stream)
-        else:
-            sse, whole = _recorded()
-            body = sse if stream else whole
-        kind = "text/event-stream" if stream else "application/json"
-        self.send_response(200)
-        self.send_header("content-type", kind)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+    stream = bool(asked.get("stream"))
+    if path.endswith("/chat/completions"):
+        body = _chat_answer(stream)
+    else:
+        sse, whole = _recorded()
+        body = sse if stream else whole
+    return ("text/event-stream" if stream else "application/json"), body
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory) -> Iterator[RunningGateway]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPLAY_KEY", "sk-replay-0123456789")  # the upstream key comes from the environment
     if not RECORDED.is_file():
         pytest.skip(f"the recorded exchange {RECORDED.name} is not in ../shared/corpus")
-    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Replay)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REPLAY_KEY", "sk-replay-0123456789")  # the upstream key comes from the environment
     path = tmp_path_factory.mktemp("gw-annotations") / "modelwire.yaml"
-    path.write_text(
-        "models:\n"
-        "  search: {provider: custom, api_mode: responses, model: gpt-5.2, "
-        f"base_url: 'http://127.0.0.1:{upstream.server_address[1]}/v1', api_key_env: REPLAY_KEY}}\n"
-        "  search-chat: {provider: custom, api_mode: chat_completions, model: gpt-5-search, "
-        f"base_url: 'http://127.0.0.1:{upstream.server_address[1]}/v1', api_key_env: REPLAY_KEY}}\n"
-        "gateway: {keys_env: ANN_KEYS}\n")
     try:
-        with RunningGateway(load_config(str(path)), environ={"ANN_KEYS": KEY}) as gw:
-            yield gw
+        with canned_upstream(_replay) as base_url:
+            path.write_text(
+                "models:\n"
+                f"  search: {{provider: custom, api_mode: responses, model: gpt-5.2, base_url: '{base_url}', "
+                "api_key_env: REPLAY_KEY}\n"
+                f"  search-chat: {{provider: custom, api_mode: chat_completions, model: gpt-5-search, "
+                f"base_url: '{base_url}', api_key_env: REPLAY_KEY}}\n"
+                "gateway: {keys_env: ANN_KEYS}\n")
+            with RunningGateway(load_config(str(path)), environ={"ANN_KEYS": KEY}) as gw:
+                yield gw
     finally:
         mp.undo()
-        upstream.shutdown()
 
 
 CITED = "([britannica.com](https://www.britannica.com/place/Mount-Columbia?utm_source=openai))"
