@@ -21,7 +21,7 @@ from modelwire.codecs import anthropic_messages as am
 from modelwire.codecs._sse import SSEDecoder
 from modelwire.codecs._target import Target
 from modelwire.errors import ProviderError
-from modelwire.events import UsageEvent
+from modelwire.events import Annotation, UsageEvent
 from modelwire.providers.profile import ProviderProfile
 
 CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
@@ -237,6 +237,13 @@ def _structure(sse: bytes) -> list[str]:
     return out
 
 
+def _unspanned(event):
+    if isinstance(event, Annotation):
+        cited = {k: v for k, v in event.annotation["url_citation"].items() if k != "start_index"}
+        return Annotation({"type": "url_citation", "url_citation": cited})
+    return event
+
+
 @pytest.mark.parametrize("path", STREAMS, ids=_ids(STREAMS))
 def test_reencoded_stream_decodes_to_the_same_events(path):
     sse = _load(path)["response"]["sse"].encode()
@@ -244,7 +251,14 @@ def test_reencoded_stream_decodes_to_the_same_events(path):
     enc = am.StreamEncoder(model=dec.model, id=dec.id)
     out = b"".join(enc.feed(e) for e in events) + enc.close()
     _, again = _decode_stream(out)
-    assert again == events
+    # a citation's annotation spans its text block; the encoder writes consecutive text in
+    # one block (the internal events have no boundary for a block without citations), so
+    # after a re-encode the span may start earlier, never end elsewhere
+    assert [_unspanned(e) for e in again] == [_unspanned(e) for e in events]
+    for before, after in zip(events, again):
+        if isinstance(before, Annotation):
+            was, now = before.annotation["url_citation"], after.annotation["url_citation"]
+            assert now["start_index"] <= was["start_index"] and now["end_index"] == was["end_index"]
     # same block structure as the real API (pings aside; a run of deltas may be cut
     # into different pieces)
     assert _structure(out) == _structure(sse)

@@ -18,6 +18,7 @@ from ..conftest import CORPUS
 from .canned import canned_upstream
 
 RECORDED = CORPUS / "openai__responses__openai-include-raw-annotations-streaming_t0.json"
+RECORDED_CLAUDE = CORPUS / "anthropic__anthropic_messages__anthropic-web-search.json"
 KEY = "gw-annotations-key-0123456789"
 
 
@@ -53,7 +54,10 @@ def _replay(path: str, asked: dict) -> tuple[str, bytes]:
     """/v1/responses: the recorded answer; /v1/chat/completions: the same in Chat
     Completions' shape; streamed or whole as asked."""
     stream = bool(asked.get("stream"))
-    if path.endswith("/chat/completions"):
+    if path.endswith("/messages"):  # recorded streamed only
+        assert stream, "the recorded Anthropic web search is a stream"
+        body = json.loads(RECORDED_CLAUDE.read_text())["response"]["sse"].encode()
+    elif path.endswith("/chat/completions"):
         body = _chat_answer(stream)
     else:
         sse, whole = _recorded()
@@ -63,8 +67,9 @@ def _replay(path: str, asked: dict) -> tuple[str, bytes]:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory) -> Iterator[RunningGateway]:
-    if not RECORDED.is_file():
-        pytest.skip(f"the recorded exchange {RECORDED.name} is not in ../shared/corpus")
+    for recorded in (RECORDED, RECORDED_CLAUDE):
+        if not recorded.is_file():
+            pytest.skip(f"the recorded exchange {recorded.name} is not in ../shared/corpus")
     mp = pytest.MonkeyPatch()
     mp.setenv("REPLAY_KEY", "sk-replay-0123456789")  # the upstream key comes from the environment
     path = tmp_path_factory.mktemp("gw-annotations") / "modelwire.yaml"
@@ -75,6 +80,8 @@ def gateway(tmp_path_factory) -> Iterator[RunningGateway]:
                 f"  search: {{provider: custom, api_mode: responses, model: gpt-5.2, base_url: '{base_url}', "
                 "api_key_env: REPLAY_KEY}\n"
                 f"  search-chat: {{provider: custom, api_mode: chat_completions, model: gpt-5-search, "
+                f"base_url: '{base_url}', api_key_env: REPLAY_KEY}}\n"
+                f"  claude-search: {{provider: custom, api_mode: anthropic_messages, model: claude-opus-4-1, "
                 f"base_url: '{base_url}', api_key_env: REPLAY_KEY}}\n"
                 "gateway: {keys_env: ANN_KEYS}\n")
             with RunningGateway(load_config(str(path)), environ={"ANN_KEYS": KEY}) as gw:
@@ -121,3 +128,17 @@ def test_citations_reach_a_responses_client_whole_and_streamed(gateway):
     part = next(p for item in final.output if item.type == "message" for p in item.content)
     (note,) = part.annotations
     assert note.url == URL and part.text[note.start_index:note.end_index] == CITED
+
+
+def test_an_anthropic_web_searchs_citations_reach_a_chat_completions_client(gateway):
+    # Anthropic cites per text block (web_search_result_location): each becomes a
+    # url_citation over its block's text
+    chunks = list(_client(gateway).chat.completions.create(
+        model="claude-search", stream=True, messages=[{"role": "user", "content": "Weather in San Francisco?"}]))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    notes = [a["url_citation"] for c in chunks if c.choices
+             for a in (c.choices[0].delta.model_extra or {}).get("annotations", [])]
+    assert [n["url"] for n in notes][-1] == "https://abc7news.com/weather/"
+    spans = [text[n["start_index"]:n["end_index"]] for n in notes]
+    assert spans[0].startswith("Today (November 15, 2025) in San Francisco is overcast")
+    assert spans[-1] == "a Level 1 storm system bringing periods of rain this weekend."

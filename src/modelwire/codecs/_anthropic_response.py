@@ -22,6 +22,7 @@ from ..errors import (
     ServerError,
 )
 from ..events import (
+    Annotation,
     Finish,
     Passthrough,
     ReasoningBlock,
@@ -72,6 +73,19 @@ THINKING_TYPES = ("thinking", "redacted_thinking")
 
 def finish_reason(stop_reason: str | None) -> FinishReason:
     return STOP_REASONS.get(stop_reason or "", "stop")
+
+
+def citation_notes(citations: Any, start: int, end: int) -> list[Annotation]:
+    """A text block's citations that name a web page (a web search's
+    ``web_search_result_location``) as url_citation annotations over the block's span;
+    the citations themselves stay in the block's passthrough, for Anthropic."""
+    out: list[Annotation] = []
+    for cite in citations if isinstance(citations, list) else ():
+        if isinstance(cite, dict) and isinstance(cite.get("url"), str):
+            out.append(Annotation({"type": "url_citation", "url_citation": {
+                "url": cite["url"], "title": str(cite.get("title") or ""), "start_index": start,
+                "end_index": end}}))
+    return out
 
 
 def native_stop_reason(reason: str, native: str | None) -> str:
@@ -204,14 +218,17 @@ def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | d
 
 
 # ------------------------------------------------------------- non-stream body
-def block_events(block: dict[str, Any], index: int, issuer: str) -> list[StreamEvent]:
+def block_events(block: dict[str, Any], index: int, issuer: str, offset: int = 0) -> list[StreamEvent]:
     """The events one finished content block stands for (shared with the stream decoder
-    so a stream and its non-stream twin fold to the same message)."""
+    so a stream and its non-stream twin fold to the same message). ``offset``: the
+    message text's length before this block (where a citation's span starts)."""
     kind = block.get("type")
     if kind == "text":
-        out: list[StreamEvent] = [TextDelta(block.get("text") or "")] if block.get("text") else []
+        text = block.get("text") or ""
+        out: list[StreamEvent] = [TextDelta(text)] if text else []
         if block.get("citations"):
             out.append(Passthrough(issuer, {"type": "citations", "citations": block["citations"]}))
+            out += citation_notes(block["citations"], offset, offset + len(text))
         return out
     if kind == "thinking":
         out = [ReasoningDelta(text=block.get("thinking") or "")] if block.get("thinking") else []
@@ -255,11 +272,14 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     issuer = issuer or DEFAULT_ISSUER
     acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""))
     calls = 0
+    text_len = 0
     for block in content:
         if not isinstance(block, dict):
             raise ProtocolError("Anthropic response content holds a non-object")
-        for ev in block_events(block, calls, issuer):
+        for ev in block_events(block, calls, issuer, text_len):
             acc.feed(ev)
+        if block.get("type") == "text":
+            text_len += len(block.get("text") or "")
         calls += block.get("type") == "tool_use"
     if isinstance(data.get("usage"), dict):
         acc.feed(UsageEvent(usage_from(data["usage"])))

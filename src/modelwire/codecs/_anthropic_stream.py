@@ -36,6 +36,7 @@ from ..events import (
 )
 from ._anthropic_response import (
     DEFAULT_ISSUER,
+    citation_notes,
     error_from,
     finish_reason,
     native_usage,
@@ -50,7 +51,7 @@ log = logging.getLogger("modelwire.codecs.anthropic")
 
 
 class _Block:
-    __slots__ = ("block", "call", "citations", "kind", "parts", "signature")
+    __slots__ = ("block", "call", "citations", "kind", "parts", "signature", "size")
 
     def __init__(self, kind: str, block: dict[str, Any], call: int | None) -> None:
         self.kind = kind
@@ -59,6 +60,7 @@ class _Block:
         self.signature: str | None = None
         self.call = call  # the tool call's ordinal for tool_use blocks
         self.citations: list[Any] = []
+        self.size = 0  # a text block's text length so far (a citation spans the block)
 
 
 class StreamDecoder:
@@ -76,6 +78,7 @@ class StreamDecoder:
         self._sse = SSEDecoder()
         self._blocks: dict[int, _Block] = {}
         self._calls = 0
+        self._text_done = 0  # the text length of the finished text blocks
         self._usage: dict[str, Any] = {}
         self._history: list[StreamEvent] = []
         self._seen = 0
@@ -122,7 +125,9 @@ class StreamDecoder:
                         if dtype == "text_delta":
                             text = delta.get("text")
                             if text:  # empty deltas carry nothing
-                                out.append(TextDelta(text if type(text) is str else str(text)))
+                                text = text if type(text) is str else str(text)
+                                slot.size += len(text)
+                                out.append(TextDelta(text))
                             continue
                         if dtype == "thinking_delta":
                             text = delta.get("thinking")
@@ -182,11 +187,14 @@ class StreamDecoder:
             out.append(ToolCallStart(call, str(block.get("id") or ""), str(block.get("name") or "")))
         elif kind == "text" and block.get("text"):
             out.append(TextDelta(block["text"]))
+            size = len(block["text"])
         elif kind == "thinking" and block.get("thinking"):
             out.append(ReasoningDelta(text=block["thinking"]))
         elif kind == "redacted_thinking":
             out.append(ReasoningDelta(redacted=str(block.get("data") or "")))
         slot = _Block(kind, block, call)
+        if kind == "text" and block.get("text"):
+            slot.size = size
         if kind == "thinking" and block.get("thinking"):
             slot.parts.append(block["thinking"])
         self._blocks[index] = slot
@@ -199,7 +207,9 @@ class StreamDecoder:
         kind = delta.get("type")
         if kind == "text_delta":
             if delta.get("text"):  # empty deltas carry nothing
-                out.append(TextDelta(str(delta["text"])))
+                text = str(delta["text"])
+                slot.size += len(text)
+                out.append(TextDelta(text))
         elif kind == "input_json_delta":
             frag = str(delta.get("partial_json") or "")
             if slot.call is not None:
@@ -238,9 +248,12 @@ class StreamDecoder:
         elif kind == "redacted_thinking":
             out.append(ReasoningBlock(self.issuer, dict(slot.block)))
         elif kind == "text":
+            start = self._text_done
+            self._text_done += slot.size
             cites = [c for c in (slot.block.get("citations") or []) + slot.citations if c is not None]
             if cites:
                 out.append(Passthrough(self.issuer, {"type": "citations", "citations": cites}))
+                out += citation_notes(cites, start, self._text_done)
         else:
             block = dict(slot.block)
             if slot.parts:  # server_tool_use / mcp_tool_use: input arrived as JSON deltas
