@@ -140,6 +140,9 @@ def test_reply_headers_are_wire_safe_on_both_start_messages():
                                        b"x-request-id: req_1\r\n")
     assert ready["modelwire.sized"] is True
     assert Reply(204)._start_head()["modelwire.sized"] is False  # no length on a 204
+    # a value that is not a string still goes out as text, never a failed answer
+    head, _ = Reply(429, b"{}", {"retry-after": 30, "x-request-id": "req_2"}).head()
+    assert b"retry-after: 30\r\nx-request-id: req_2\r\n" in head
 
 
 def test_access_lines_written_directly_read_as_logging_writes_them(monkeypatch):

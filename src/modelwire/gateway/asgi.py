@@ -120,7 +120,11 @@ class Reply:
         then ``sized``, when the body is known and may be sent): one encode, and the lines
         made by C calls rather than a loop per header."""
         headers = self.headers
-        probe = "".join(headers) + "".join(headers.values())
+        try:
+            probe = "".join(headers) + "".join(headers.values())
+        except TypeError:  # a value that is not a string (a count...): as text
+            headers = {str(k): str(v) for k, v in headers.items()}
+            probe = "".join(headers) + "".join(headers.values())
         if not (probe.isascii() and probe.isprintable()):  # the test _safe makes, in one call
             headers = _safe(headers)
         lines = "".join(map(_LINE, headers, headers.values()))
