@@ -42,6 +42,7 @@ class CredentialSource(Protocol):
     def failed(self, held: Held, failure: Failure, action: str) -> None: ...
     def release(self, held: Held) -> None: ...
     def other_available(self, held: Held) -> bool: ...
+    def ready_in(self) -> float | None: ...
     def refresh(self, held: Held, error: Any = None) -> bool: ...
     def renew_every(self, held: Held) -> float | None: ...
     def renew(self, held: Held) -> None: ...
@@ -67,6 +68,9 @@ class FixedKey:
 
     def other_available(self, held: Held) -> bool:
         return False
+
+    def ready_in(self) -> float | None:
+        return None  # one key: nobody knows better than the server's hint
 
     def refresh(self, held: Held, error: Any = None) -> bool:
         return False
@@ -154,6 +158,13 @@ class PoolKey:
     def release(self, held: Held) -> None:
         if held.lease is not None:
             held.lease.release()
+
+    def ready_in(self) -> float | None:
+        """Seconds until a key of the pool is usable (0: one is now; None: all dead)."""
+        pool = self.pool
+        now = pool.clock.time()
+        wake = pool.next_available_at()
+        return None if wake is None else max(0.0, wake - now)
 
     def other_available(self, held: Held) -> bool:
         pool = self.pool

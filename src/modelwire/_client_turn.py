@@ -317,6 +317,12 @@ class Turn:
             if not refreshed:
                 return self.fail_again(failure, error)
         if kind == "raise":
+            if failure.kind == "rate_limit" and self.held is not None and self.held.pooled:
+                # every key cooling now: the pool knows when one frees up, which may be
+                # later than the capped hint of this one answer (the caller's Retry-After)
+                ready = ep.creds.ready_in()
+                if ready is not None and ready > (getattr(error, "retry_after", None) or 0.0):
+                    error.retry_after = ready  # type: ignore[attr-defined]
             self._record("failed", error)
             self.release()
             self._raise(error)
