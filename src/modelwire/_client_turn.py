@@ -276,6 +276,9 @@ class Turn:
         attempt, or raises (the error, or :class:`FallbackExhaustedError`)."""
         ep = self.endpoint
         self.errors.append(error)
+        if isinstance(error, PoolExhaustedError) and error.next_available_at is None:
+            # every key dead (revoked): no wait brings one back, the next model may have one
+            return self._next_model(error, "failed")
         if isinstance(error, PoolExhaustedError):
             # every key cooling: like a rate limit on this model, with the pool's ETA as hint
             failure = Failure("rate_limit", provider=ep.profile.name, reason="pool exhausted",

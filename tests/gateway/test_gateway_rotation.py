@@ -64,3 +64,24 @@ def test_health_says_when_every_key_of_a_model_is_cooling(emulator_clean, tmp_pa
         "model": "ds", "provider": "deepseek", "credentials": "all cooling", "count": 2}
     assert 3500 <= problem["available_in_s"] <= 3600
     assert b"sk-cooling" not in health.content
+
+
+def test_health_says_when_every_key_of_a_model_is_dead(emulator_clean, tmp_path):
+    # both keys revoked: dead until replaced, so no time to say
+    config = _two_keys(emulator_clean, tmp_path, "dead-model", "sk-revoked")
+    pool = CredentialPool.for_provider("deepseek", config=config)
+    for _ in range(2):
+        lease = pool.lease()
+        pool.report(lease, "revoked")
+        lease.release()
+    with RunningGateway(config, environ={}) as gw:
+        started = time.monotonic()
+        r = httpx.post(gw.base_url + "/v1/chat/completions", timeout=30,  # opens the model's pool
+                       json={"model": "ds", "messages": [{"role": "user", "content": "hi"}]})
+        # at once (no wait brings a dead key back: the ladder backed off ~30 s before) and
+        # never a 401 that would blame the client's key
+        assert time.monotonic() - started < 5 and r.status_code >= 400 and r.status_code != 401, r.text
+        assert "dead" in r.text
+        body = httpx.get(gw.base_url + "/health").json()
+    (problem,) = body["problems"]
+    assert (problem["credentials"], problem["count"], "available_in_s" in problem) == ("all dead", 2, False)
