@@ -162,8 +162,11 @@ class PoolKey:
     def ready_in(self) -> float | None:
         """Seconds until a key of the pool is usable (0: one is now; None: all dead)."""
         pool = self.pool
+        creds = pool.credentials()
         now = pool.clock.time()
-        wake = pool.next_available_at()
+        if any(c.is_available(now) for c in creds):
+            return 0.0  # (next_available_at reads the clock again: its "now" is later)
+        wake = pool.next_available_at(creds)
         return None if wake is None else max(0.0, wake - now)
 
     def other_available(self, held: Held) -> bool:

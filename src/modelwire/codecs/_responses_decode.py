@@ -20,7 +20,7 @@ import orjson
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..types import Effort, Message, Request, ToolSpec
 
-__all__ = ["CUSTOM_INPUT", "custom_input", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
+__all__ = ["custom_input", "custom_input_schema", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
 
 # Responses reasoning.effort -> internal effort ("minimal" is clamped up, as Hermes does)
 _EFFORT_IN: dict[str, Effort | None] = {
@@ -31,12 +31,15 @@ _ASSISTANT_ITEM_TYPES = frozenset({"reasoning", "function_call", "custom_tool_ca
 # A custom tool (freeform text input, e.g. Codex's apply_patch) in the internal model: a
 # function whose one argument is that text; the Responses door's encoders turn calls of it
 # back into custom_tool_call items (the request's metadata names the custom tools)
-CUSTOM_INPUT: dict[str, Any] = {
-    "type": "object",
-    "properties": {"input": {"type": "string", "description": "The tool's input, as free text (not JSON)."}},
-    "required": ["input"],
-    "additionalProperties": False,
-}
+def custom_input_schema() -> dict[str, Any]:
+    """The parameters of a custom tool's function: one string, ``input`` (a new dict
+    each time: a tool's schema is the caller's to change)."""
+    return {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": "The tool's input, as free text (not JSON)."}},
+        "required": ["input"],
+        "additionalProperties": False,
+    }
 
 
 def custom_names(request: Mapping[str, Any] | None) -> frozenset[str]:
@@ -195,7 +198,7 @@ def _decode_custom_tool(tool: dict[str, Any]) -> ToolSpec:
     fmt = tool.get("format")
     if isinstance(fmt, dict) and fmt.get("type") == "grammar" and isinstance(fmt.get("definition"), str):
         about.append(f"The input must follow this {fmt.get('syntax') or 'lark'} grammar:\n{fmt['definition']}")
-    fn: dict[str, Any] = {"name": tool["name"], "parameters": CUSTOM_INPUT}
+    fn: dict[str, Any] = {"name": tool["name"], "parameters": custom_input_schema()}
     if about:
         fn["description"] = "\n\n".join(about)
     return {"type": "function", "function": fn}  # type: ignore[typeddict-item]

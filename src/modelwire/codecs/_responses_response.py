@@ -189,12 +189,16 @@ def message_annotations(item: Mapping[str, Any], offset: int) -> list[Annotation
     content = item.get("content")
     for part in content if isinstance(content, list) else ():
         if isinstance(part, dict) and part.get("type") == "output_text":
-            for raw in part.get("annotations") or ():
-                found = annotation_in(raw, offset)
-                if found is not None:
-                    out.append(Annotation(found))
+            out += part_annotations(part, offset)
             offset += len(part.get("text") or "")
     return out
+
+
+def part_annotations(part: Mapping[str, Any], offset: int) -> list[Annotation]:
+    """An ``output_text`` part's annotations as events; ``offset``: where the part's text
+    starts in the message text."""
+    found = [annotation_in(raw, offset) for raw in part.get("annotations") or ()]
+    return [Annotation(a) for a in found if a is not None]
 
 
 def annotation_in(raw: Any, offset: int = 0) -> dict[str, Any] | None:

@@ -53,6 +53,7 @@ from ._responses_response import (
     error_from_payload,
     finish_of,
     output_events,
+    part_annotations,
     usage_in,
 )
 from ._sse import SSEDecoder, SSEEvent
@@ -160,8 +161,9 @@ class StreamDecoder:
         if kind == "response.output_text.delta":
             self._texts.setdefault((data.get("item_id"), data.get("content_index")), self._text_len)
             if data["delta"]:
-                out.append(TextDelta(_str(data["delta"])))
-                self._text_len += len(data["delta"])
+                text = _str(data["delta"])
+                out.append(TextDelta(text))
+                self._text_len += len(text)
         elif kind == "response.function_call_arguments.delta":
             call = self._call_for(data) or self._unannounced_call(data, out)
             if data["delta"]:
@@ -176,8 +178,9 @@ class StreamDecoder:
             key = (data.get("item_id"), data.get("content_index"))
             if key not in self._texts and data.get("text"):  # a .done with no deltas
                 self._texts[key] = self._text_len
-                out.append(TextDelta(_str(data["text"])))
-                self._text_len += len(data["text"])
+                text = _str(data["text"])
+                out.append(TextDelta(text))
+                self._text_len += len(text)
         elif kind == "response.output_text.annotation.added":
             key = (data.get("item_id"), data.get("content_index"))
             found = annotation_in(data.get("annotation"), self._texts.get(key, self._text_len))
@@ -287,17 +290,15 @@ class StreamDecoder:
                 if key not in self._texts:
                     self._texts[key] = self._text_len
                     if part.get("type") == "output_text" and part.get("text"):
-                        out.append(TextDelta(_str(part["text"])))
-                        self._text_len += len(part["text"])
+                        text = _str(part["text"])
+                        out.append(TextDelta(text))
+                        self._text_len += len(text)
                     elif part.get("type") == "refusal" and part.get("refusal"):
                         out.append(RefusalDelta(_str(part["refusal"])))
                 if key not in self._annotated and part.get("type") == "output_text":
                     # annotations only in the finished item (no annotation.added events)
                     self._annotated.add(key)
-                    for raw in part.get("annotations") or ():
-                        found = annotation_in(raw, self._texts[key])
-                        if found is not None:
-                            out.append(Annotation(found))
+                    out += part_annotations(part, self._texts[key])
         elif kind == "reasoning":
             if item.get("id") not in self._reasoning_items:
                 # summaries that were never streamed (sent whole in the done item)

@@ -156,7 +156,7 @@ class Gateway:
                 listed = pool.credentials()
                 now = pool.clock.time()
                 if listed and not any(c.is_available(now) for c in listed):
-                    free_at = pool.next_available_at(listed)
+                    free_at = pool.next_available_at(listed)  # None: all dead
                     problem: dict[str, Any] = {
                         "model": name, "provider": ep.profile.name,
                         "credentials": "all cooling" if free_at is not None else "all dead",
