@@ -138,6 +138,17 @@ def machine_ticks() -> tuple[int, int]:
     return sum(vals[:8]) - idle, sum(vals[:8])
 
 
+def steal_ticks() -> tuple[int, int]:
+    """(steal, total) clock ticks of all cores since boot, from /proc/stat: steal is the
+    time this virtual machine's vCPUs were ready to run and the host ran something else."""
+    try:
+        with open("/proc/stat", encoding="ascii") as f:
+            vals = [int(v) for v in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (vals[7] if len(vals) > 7 else 0), sum(vals[:8])
+
+
 def busy_pct(before: tuple[int, int], after: tuple[int, int]) -> float:
     """Share of all cores busy between two :func:`machine_ticks` samples (0-100)."""
     total = after[1] - before[1]

@@ -63,6 +63,7 @@ from _util import (
     machine_ticks,
     pct,
     rss_mib,
+    steal_ticks,
     table,
     wait_http,
 )
@@ -798,6 +799,7 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
     b.repin(emu, "client")
     for name, url, model, server in targets[1:]:
         warm_up(b, name, url, model, server, emu)
+    steal0 = steal_ticks()
     for stream in (False, True):
         if args.interleave == "all":
             paired[stream] = run_paired(b, bases + [(n, u, m) for n, u, m, _ in targets[1:]],
@@ -815,6 +817,11 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
                 _pool_into(paired[stream], name, pair[name])
                 _pool_into(paired[stream], f"direct (with {name})", pair["direct"])
                 _pool_into(paired[stream], f"local (with {name})", pair["local"])
+    steal1 = steal_ticks()
+    # the host's share: time the vCPUs were ready and the host ran another tenant (slow
+    # spells with steal are the host's; spells without it are its caches and memory)
+    steal_note = (f"host steal {100 * (steal1[0] - steal0[0]) / (steal1[1] - steal0[1]):.1f}% of the cores' time"
+                  if steal1[1] > steal0[1] else "host steal unknown")
     for name, url, model, server in targets:
         # the raw floor and the C hop are latency references: one upstream connection per
         # client connection (socat: a process per client), so they are not measured under load
@@ -841,7 +848,8 @@ def _run(b: Bench, args: argparse.Namespace, seconds: float, concs: list[int]) -
           " its own direct run). direct: an upstream on the server core (one core crossing each way,"
           " like each hop through a proxy); local: an upstream on the load generator's core (no"
           " crossing at all: the baseline of earlier runs); own: modelwire's own time by its"
-          " x-modelwire-overhead-ms header (its handler before the upstream send and after the answer)")
+          " x-modelwire-overhead-ms header (its handler before the upstream send and after the answer);"
+          f" {steal_note} during these runs")
     rows = []
     for stream in (False, True):
         rows += paired_rows(paired[stream], stream)

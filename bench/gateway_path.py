@@ -208,15 +208,27 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     return one, b"x-modelwire-lane: passthrough" in sock.first, lifespan
 
 
-async def _count(workdir: Path, model: str, n: int) -> None:
+# --cold: the simulated last-level cache, and what is read between two requests so that it
+# holds none of the path's lines
+COLD_LL = 4 << 20
+COLD_FLUSH = 2 * COLD_LL
+
+
+async def _count(workdir: Path, model: str, n: int, cold: bool) -> None:
     """Under callgrind: its counters zeroed on entering zlib's ``adler32`` and dumped on
     entering its ``crc32`` (options given by :func:`_instructions`), which nothing on the
-    gateway's path calls, so the dump holds exactly ``n`` requests."""
+    gateway's path calls, so the dump holds exactly ``n`` requests. ``cold``: before each
+    request a buffer twice the simulated cache's size is read by ``bytearray.rfind``, whose
+    C function (``_Py_bytes_rfind``) callgrind is told not to count: the cache starts
+    every request empty of it, as a request does at concurrency 1 on a shared host."""
     import zlib
 
     one, _lane, lifespan = await _gateway(workdir, model)
+    flush = bytearray(COLD_FLUSH if cold else 0)
     zlib.adler32(b"")
     for _ in range(n):
+        if cold:
+            flush.rfind(1)
         await one()
     zlib.crc32(b"")
     await lifespan.shutdown()
@@ -260,10 +272,14 @@ async def _measure(workdir: Path, model: str, n: int, by: bool) -> None:
     await lifespan.shutdown()
 
 
-def _instructions(python: str, model: str, n: int, turns: int, workdir: Path) -> str:
+def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, cold: bool = False) -> str:
     """Machine instructions per request (interpreter and C extensions alike), counted by
     valgrind's callgrind over ``n`` requests in a child process: the same count in every
-    run whatever the host is doing, and unlike bytecodes it weighs a C call by its work."""
+    run whatever the host is doing, and unlike bytecodes it weighs a C call by its work.
+    ``cold``: with callgrind's cache simulation, each request starting from a cache that
+    holds none of its lines; then it counts the 64-byte lines a request brings in from
+    memory (instruction and data, the simulated last level's misses): what a request costs
+    at concurrency 1 when the host has emptied the caches, the same in every run too."""
     import shutil
     import subprocess
     import sysconfig
@@ -275,9 +291,11 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path) ->
     here = Path(__file__).resolve()
     paths = [str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
+    sim = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", f"--LL={COLD_LL},16,64",
+           "--toggle-collect=_Py_bytes_rfind", "--collect-atstart=yes"] if cold else []
     argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
-            "--dump-before=zlib_crc32", python, str(here), "--turns", str(turns), "--_count", model, str(n),
-            *(["--stream"] if STREAM else [])]
+            "--dump-before=zlib_crc32", *sim, python, str(here), "--turns", str(turns), "--_count", model, str(n),
+            *(["--stream"] if STREAM else []), *(["--cold"] if cold else [])]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     dumps = list(workdir.glob(f"{out.name}.*"))
     if done.returncode != 0 or len(dumps) != 1:
@@ -288,9 +306,18 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path) ->
             f"{len(dumps)} dumps: something on the path calls zlib.crc32")
         return f"not counted: {why}"
     dump = dumps[0]
+    names: list[str] = []
     for line in dump.read_text().splitlines():
+        if line.startswith("events:"):
+            names = line.split()[1:]
         if line.startswith("summary:"):  # the dump's cost, as callgrind_annotate shows it
-            return f"{int(line.split()[1]) / n:,.0f} instructions per request"
+            got = dict(zip(names, (int(v) / n for v in line.split()[1:])))
+            if not cold:
+                return f"{got['Ir']:,.0f} instructions per request"
+            lines = got["ILmr"] + got["DLmr"] + got["DLmw"]
+            return (f"{lines:,.0f} lines from memory per request, cold ({got['ILmr']:,.0f} code, "
+                    f"{got['DLmr'] + got['DLmw']:,.0f} data; {got['I1mr'] + got['D1mr'] + got['D1mw']:,.0f} "
+                    f"first-level misses, {got['Ir']:,.0f} instructions)")
     return f"not counted: no summary in {dump}"
 
 
@@ -305,6 +332,9 @@ def main() -> int:
     ap.add_argument("--instructions", nargs="?", const=sys.executable, metavar="PYTHON",
                     help="count machine instructions per request under valgrind instead (slow: minutes), "
                          "with PYTHON (default this one; it needs its symbols: distributions strip theirs)")
+    ap.add_argument("--cold", action="store_true",
+                    help="with --instructions: count the cache lines each request brings in from memory "
+                         "when it starts with none of them cached (callgrind's cache simulation)")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     global STREAM
@@ -321,13 +351,13 @@ def main() -> int:
     messages = len(bench_gateway.CONVERSATION["messages"])
     with tempfile.TemporaryDirectory(prefix="mw-bench-path-") as tmp:
         if args._count:  # the child of --instructions, under valgrind
-            run(_count(Path(tmp), args._count[0], int(args._count[1])))
+            run(_count(Path(tmp), args._count[0], int(args._count[1]), args.cold))
             return 0
         print(f"the gateway's path in one process, no sockets ({messages} message(s), an openai-SDK request):")
         for model in ("emu", "emu-lane"):
             if args.instructions:
                 n = min(args.requests, 200)
-                print(f"  {model:9} {_instructions(args.instructions, model, n, args.turns, Path(tmp))} "
+                print(f"  {model:9} {_instructions(args.instructions, model, n, args.turns, Path(tmp), args.cold)} "
                       f"(callgrind, {n} requests, {args.instructions})")
             else:
                 run(_measure(Path(tmp), model, max(1, args.requests), args.by))

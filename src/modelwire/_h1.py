@@ -190,7 +190,7 @@ class H1Conn(asyncio.Protocol):
             low = name.lower()
             if low == b"content-length":
                 length = True
-            elif low == b"transfer-encoding" and b"chunked" in value.lower():
+            elif low == b"transfer-encoding" and value.lower().find(b"chunked") >= 0:  # not `in`: see seal.may_hold_envelope
                 chunked = True
             elif low == b"content-encoding":
                 coding = value.strip().lower()

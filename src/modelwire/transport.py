@@ -321,7 +321,9 @@ class AsyncHTTPTransport:
         if not given.isdisjoint(_FRAMING):
             headers = {k: v for k, v in headers.items() if k.lower() not in _FRAMING}
             given -= _FRAMING
-        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\n", *map(_LINE, headers, headers.values())]
+        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\n"]
+        if headers:  # "name: value" pairs joined by C calls (str.format would be code only this runs)
+            lines += ("\r\n".join(map(_PAIR, headers.items())), "\r\n")
         if "host" not in given:
             lines.append(f"host: {origin.host_header}\r\n")
         if "user-agent" not in given:
@@ -334,7 +336,8 @@ class AsyncHTTPTransport:
         head = "".join(lines)
         # a CR or LF inside a header name or value (or the path) would smuggle a header
         # or a request: each line holds exactly one of each
-        if head.count("\n") != len(lines) or head.count("\r") != len(lines):
+        breaks = len(lines) + len(headers) - (2 if headers else 0)
+        if head.count("\n") != breaks or head.count("\r") != breaks:
             raise TransportError("a request header name or value contains a line break")
         return head.encode() + body
 
@@ -525,7 +528,7 @@ def _user_agent() -> str:
 
 _USER_AGENT = _user_agent()
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
-_LINE = "{}: {}\r\n".format
+_PAIR = ": ".join
 
 
 def _deadline_error(timeouts: Timeouts, where: str) -> ReadTimeoutError:

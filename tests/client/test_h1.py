@@ -355,14 +355,34 @@ async def test_malformed_response_is_a_transport_error():
         await t.aclose()
 
 
-async def test_a_line_break_in_a_header_is_refused_before_anything_is_sent():
+@pytest.mark.parametrize("bad", [
+    {"content-type": "application/json", "x-note": "a\r\nx-injected: 1"},
+    {"x-note": "a\nx-injected: 1"},  # a bare LF
+    {"x-note": "a\rx-injected: 1"},  # a bare CR
+    {"x-no\r\nte": "a"},  # in a name
+    {"content-type": "application/json", "x-a": "1", "x-b": "2\r\n"},  # in the last of several
+])
+async def test_a_line_break_in_a_header_is_refused_before_anything_is_sent(bad):
     async with Scripted(lambda c, n: _ok(b"{}")) as srv:
         t = AsyncHTTPTransport()
-        bad = {"content-type": "application/json", "x-note": "a\r\nx-injected: 1"}
         with pytest.raises(TransportError, match="line break"):
             await t.send(_request(bad), srv.base_url, Timeouts())
         await t.aclose()
     assert srv.connections == 0
+
+
+@pytest.mark.parametrize("headers", [{}, {"x-one": "1"}, {"x-one": "1", "x-two": "2", "x-three": "3"}])
+async def test_requests_with_no_one_or_several_headers_go_out_whole(headers):
+    async with Scripted(lambda c, n: _ok(b"{}")) as srv:
+        t = AsyncHTTPTransport()
+        resp = await t.send(EncodedRequest("POST", "/chat/completions", headers, BODY), srv.base_url, Timeouts())
+        await t.aclose()
+    assert resp.status == 200
+    head, body = srv.requests[0].split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /v1/chat/completions HTTP/1.1" and body == BODY
+    assert [line for line in lines if line.startswith("x-")] == [f"{k}: {v}" for k, v in headers.items()]
+    assert f"content-length: {len(BODY)}" in lines and any(line.startswith("host: ") for line in lines)
 
 
 async def test_leaving_a_stream_early_closes_its_connection():

@@ -96,7 +96,7 @@ def test_two_workers_serve_and_share_one_seal_secret(emulator_clean, tmp_path):
     for rid in ids:
         line = next(line for line in lines if rid in line)
         assert "chat_completions model=m upstream=emulator/w-model status=200" in line, line
-        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} access req_[0-9a-f]{24} chat_completions "
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} access req_[0-9a-f]{16}[0-9]{10} chat_completions "
                             r"model=m upstream=emulator/w-model status=200 latency_ms=\d+\.\d tokens=\d+", line), line
     assert "sk-client-secret" not in out and '"hi"' not in out
 

@@ -114,7 +114,7 @@ def test_request_ids_are_unique_in_a_process_and_across_a_fork():
 
     ids = [_request_id() for _ in range(2000)]
     assert len(set(ids)) == len(ids)
-    assert all(re.fullmatch(r"req_[0-9a-f]{24}", i) for i in ids)
+    assert all(re.fullmatch(r"req_[0-9a-f]{16}[0-9]{10}", i) for i in ids)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: a uvicorn worker made by fork must not repeat the parent's ids
@@ -184,3 +184,23 @@ def test_both_start_messages_agree_on_what_is_not_wire_safe():
     generic = dict(reply._start()["headers"])[b"x-modelwire-model"]
     assert generic == b"p/a%00b%09c"
     assert b"x-modelwire-model: " + generic + b"\r\n" in reply._start_head()["modelwire.head"]
+
+
+def test_overhead_ms_text_has_three_decimals_like_float_formatting():
+    from modelwire.gateway.app import ms_text
+
+    assert [ms_text(x) for x in (0, -0.5, 0.0004, 0.0005, 0.1234, 1.9996, 12.345, 123456.7891)] == [
+        "0.000", "0.000", "0.000", "0.001", "0.123", "2.000", "12.345", "123456.789"]
+    rng = __import__("random").Random(7)
+    for _ in range(20000):
+        x = rng.random() * rng.choice((1, 10, 1000, 100000))
+        assert abs(float(ms_text(x)) - x) <= 0.0005 + 1e-9, x
+
+
+def test_reply_head_lines_with_no_one_or_several_headers():
+    from modelwire.gateway.asgi import Reply
+
+    assert Reply(200, b"{}", {}).head() == (b"content-length: 2\r\ncontent-type: application/json\r\n", True)
+    assert Reply(200, b"{}", {"a": "1"}).head()[0].endswith(b"application/json\r\na: 1\r\n")
+    head, sized = Reply(204, b"", {"a": "1", "b": "2"}).head()
+    assert (head, sized) == (b"content-type: application/json\r\na: 1\r\nb: 2\r\n", False)

@@ -10,6 +10,7 @@ from typing import Any
 from .._client_turn import refuse
 from ..errors import ModelwireError
 from ..resilience.classify import RETRYABLE, classify
+from .app import ms_text
 from .errors import error_body, from_exception
 from .lane import Forward
 
@@ -27,7 +28,7 @@ def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str
     ctx.lane = True
     return {
         "x-request-id": ctx.request_id,
-        "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
+        "x-modelwire-overhead-ms": ms_text(overhead_ms),
         "x-modelwire-attempts": "1",
         "x-modelwire-fallbacks": "0",
         "x-modelwire-model": ctx.upstream,

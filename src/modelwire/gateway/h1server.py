@@ -57,6 +57,7 @@ _REASONS = {
 _STATUS = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason) for code, reason in _REASONS.items()}
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
 _NAME = itemgetter(0)
+_TASK_NAME = "modelwire-request"
 # ASGI extensions this server offers (scope["extensions"], a new dict per request: an app
 # may change its scope). "modelwire.head": http.response.start may carry its header lines
 # ready-made, as ASCII bytes ("modelwire.head"; names lower-case, no framing header but a
@@ -438,6 +439,10 @@ class GatewayHTTP(asyncio.Protocol):
         self.cycle = cycle
         if self.limit is not None and (len(self.state.connections) > self.limit or len(self.state.tasks) >= self.limit):
             task = self.loop.create_task(self._unavailable(cycle))
+        elif self.loop.get_task_factory() is None:
+            # named: an unnamed task formats "Task-<n>" with C printf, code no other part
+            # of a request runs (cold at concurrency 1); what create_task would have made
+            task = asyncio.Task(self._run(cycle), loop=self.loop, name=_TASK_NAME)
         else:
             task = self.loop.create_task(self._run(cycle))
         self.state.tasks.add(task)

@@ -16,7 +16,7 @@ from ..codecs import codec_for
 from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
 from .accesslog import write as write_access
-from .app import _client_options, _error_response, _read_body, _request_id, access_log
+from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
 from .asgi import Reply
 from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
@@ -78,7 +78,7 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     fallbacks = sum(a.outcome == "fell_back" for a in attempts) if len(attempts) > 1 else 0
     headers = {
         "x-request-id": ctx.request_id,
-        "x-modelwire-overhead-ms": f"{overhead_ms:.3f}",
+        "x-modelwire-overhead-ms": ms_text(overhead_ms),
         "x-modelwire-attempts": str((len(attempts) or 1) + ctx.lane_tries),
         "x-modelwire-fallbacks": str(fallbacks),
         "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
@@ -316,7 +316,7 @@ class _Handlers:
                 gw.streams.discard(task)
                 ctx.log()
 
-        headers = {"x-request-id": ctx.request_id, "x-modelwire-overhead-ms": f"{overhead:.3f}",
+        headers = {"x-request-id": ctx.request_id, "x-modelwire-overhead-ms": ms_text(overhead),
                    "cache-control": "no-cache", "x-accel-buffering": "no"}
         if completion_so_far is not None:
             headers.update({k: v for k, v in _headers(ctx, completion_so_far, overhead).items()
