@@ -285,3 +285,34 @@ def test_lane_overhead_header_counts_the_gateways_time_not_the_upstreams(lgw, em
     assert resp.status_code == 200 and resp.headers["x-modelwire-lane"] == "passthrough"
     assert elapsed_ms >= 400
     assert 0 < float(resp.headers["x-modelwire-overhead-ms"]) < 150, resp.headers["x-modelwire-overhead-ms"]
+
+
+def test_lane_overhead_header_counts_its_time_before_the_send_and_after_the_answer(lgw, emulator_clean, monkeypatch):
+    # gateway time on both sides of the upstream's wait, made long on purpose: building
+    # the forwarded request (before the send) 0.15 s, settling the credential after the
+    # answer 0.2 s; a header that left out either side would read under 0.35 s. A stream's
+    # header goes out before its answer, so there only the time before the send counts.
+    import time
+
+    from modelwire.gateway import lane
+
+    original_replace, original_succeeded = lane.replace_model, lane.Forward.succeeded
+
+    def slow_replace(*args, **kwargs):
+        time.sleep(0.15)
+        return original_replace(*args, **kwargs)
+
+    def slow_succeeded(self):
+        time.sleep(0.2)
+        return original_succeeded(self)
+
+    monkeypatch.setattr(lane, "replace_model", slow_replace)
+    monkeypatch.setattr(lane.Forward, "succeeded", slow_succeeded)
+    for stream, least in ((False, 350), (True, 150)):
+        with httpx.stream("POST", lgw.base_url + "/v1/chat/completions",
+                          json={"model": "gpt", "messages": [{"role": "user", "content": "hello"}], "stream": stream},
+                          headers={"authorization": f"Bearer {KEY}"}, timeout=10) as resp:
+            resp.read()
+        assert resp.status_code == 200 and resp.headers["x-modelwire-lane"] == "passthrough"
+        overhead = float(resp.headers["x-modelwire-overhead-ms"])
+        assert least <= overhead < least + 150, (stream, overhead)
