@@ -127,26 +127,30 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
-def machine_ticks() -> tuple[int, int]:
-    """(busy, total) clock ticks of all cores since boot, from /proc/stat."""
+def _all_cores_ticks() -> list[int]:
+    """/proc/stat's first line (all cores, clock ticks since boot): user, nice, system,
+    idle, iowait, irq, softirq, steal; [] where there is none."""
     try:
         with open("/proc/stat", encoding="ascii") as f:
-            vals = [int(v) for v in f.readline().split()[1:]]
+            return [int(v) for v in f.readline().split()[1:9]]
     except (OSError, ValueError):
+        return []
+
+
+def machine_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of all cores since boot, from /proc/stat."""
+    vals = _all_cores_ticks()
+    if not vals:
         return 0, 0
     idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
-    return sum(vals[:8]) - idle, sum(vals[:8])
+    return sum(vals) - idle, sum(vals)
 
 
 def steal_ticks() -> tuple[int, int]:
-    """(steal, total) clock ticks of all cores since boot, from /proc/stat: steal is the
-    time this virtual machine's vCPUs were ready to run and the host ran something else."""
-    try:
-        with open("/proc/stat", encoding="ascii") as f:
-            vals = [int(v) for v in f.readline().split()[1:]]
-    except (OSError, ValueError):
-        return 0, 0
-    return (vals[7] if len(vals) > 7 else 0), sum(vals[:8])
+    """(steal, total) clock ticks of all cores since boot: steal is the time this virtual
+    machine's vCPUs were ready to run and the host ran something else."""
+    vals = _all_cores_ticks()
+    return (vals[7] if len(vals) > 7 else 0), sum(vals)
 
 
 def busy_pct(before: tuple[int, int], after: tuple[int, int]) -> float:

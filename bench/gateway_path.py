@@ -337,6 +337,8 @@ def main() -> int:
                          "when it starts with none of them cached (callgrind's cache simulation)")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.cold and not args.instructions:
+        ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
     global STREAM
     STREAM = args.stream
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))

@@ -400,3 +400,41 @@ async def test_a_direct_stream_writes_once_per_upstream_read_and_ends_in_one_wri
     assert wire.writes[2:] == [b"9\r\ndata: 3\n\n\r\ne\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"]
     assert proto.cycle is None and not proto.pending
     proto.connection_lost(None)
+
+
+async def test_request_tasks_are_named_and_a_loops_task_factory_is_still_used():
+    # without a factory the protocol makes the task itself, named (an unnamed task formats
+    # "Task-<n>" per request); with one, the loop's factory makes it, as create_task would
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    loop = asyncio.get_running_loop()
+    made: list[str] = []
+
+    def factory(loop: Any, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        made.append(coro.__qualname__)
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    config = uvicorn.Config(app, http=GatewayHTTP, lifespan="off", log_level="critical")
+    config.load()
+    for use_factory in (False, True):
+        loop.set_task_factory(factory if use_factory else None)
+        try:
+            state = ServerState()
+            proto = GatewayHTTP(config, state, {}, loop)
+            wire = _Recording()
+            proto.connection_made(wire)
+            proto.data_received(_post("/json"))
+            names = [t.get_name() for t in state.tasks]
+            for _ in range(500):
+                if proto.cycle is None and wire.writes:
+                    break
+                await asyncio.sleep(0.001)
+            proto.connection_lost(None)
+        finally:
+            loop.set_task_factory(None)
+        assert wire.writes and wire.writes[0].startswith(b"HTTP/1.1 200 OK\r\n")
+        if use_factory:
+            assert made == ["GatewayHTTP._run"] and names != ["modelwire-request"]
+        else:
+            assert made == [] and names == ["modelwire-request"]
