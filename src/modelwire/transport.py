@@ -42,6 +42,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from ._headers import header_lines
 from ._slotinit import slot_init
 from .errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
 
@@ -321,9 +322,7 @@ class AsyncHTTPTransport:
         if not given.isdisjoint(_FRAMING):
             headers = {k: v for k, v in headers.items() if k.lower() not in _FRAMING}
             given -= _FRAMING
-        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\n"]
-        if headers:  # "name: value" pairs joined by C calls (str.format would be code only this runs)
-            lines += ("\r\n".join(map(_PAIR, headers.items())), "\r\n")
+        lines = [f"{request.method} {prefix}{request.path} HTTP/1.1\r\n", header_lines(headers)]
         if "host" not in given:
             lines.append(f"host: {origin.host_header}\r\n")
         if "user-agent" not in given:
@@ -335,8 +334,9 @@ class AsyncHTTPTransport:
         lines.append("\r\n")
         head = "".join(lines)
         # a CR or LF inside a header name or value (or the path) would smuggle a header
-        # or a request: each line holds exactly one of each
-        breaks = len(lines) + len(headers) - (2 if headers else 0)
+        # or a request: each line holds exactly one of each (the caller's headers are
+        # one item of `lines` holding len(headers) lines)
+        breaks = len(lines) - 1 + len(headers)
         if head.count("\n") != breaks or head.count("\r") != breaks:
             raise TransportError("a request header name or value contains a line break")
         return head.encode() + body
@@ -528,7 +528,6 @@ def _user_agent() -> str:
 
 _USER_AGENT = _user_agent()
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
-_PAIR = ": ".join
 
 
 def _deadline_error(timeouts: Timeouts, where: str) -> ReadTimeoutError:

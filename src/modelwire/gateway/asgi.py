@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from .._headers import LazyHeaders
+from .._headers import LazyHeaders, header_lines
 
 __all__ = ["ClientGone", "Endpoint", "Headers", "Reply", "Request"]
 
@@ -127,15 +127,12 @@ class Reply:
             probe = "".join(headers) + "".join(headers.values())
         if not (probe.isascii() and probe.isprintable()):  # the test _safe makes, in one call
             headers = _safe(headers)
-        # "name: value" lines made by C calls the path runs anyway (str.format would be code
-        # only this runs: cold at concurrency 1)
-        lines = "\r\n".join(map(_PAIR, headers.items()))
-        end = "\r\n" if lines else ""
+        lines = header_lines(headers)
         sized = self.stream is None and self.status >= 200 and self.status not in (204, 304)
         if sized:
-            text = f"content-length: {len(self.body)}\r\ncontent-type: {self.content_type}\r\n{lines}{end}"
+            text = f"content-length: {len(self.body)}\r\ncontent-type: {self.content_type}\r\n{lines}"
         else:
-            text = f"content-type: {self.content_type}\r\n{lines}{end}"
+            text = f"content-type: {self.content_type}\r\n{lines}"
         return text.encode("ascii"), sized
 
     def _start_head(self) -> dict[str, Any]:
@@ -152,9 +149,6 @@ class Reply:
             await send({"type": "http.response.body", "body": self.body})
             return
         await _send_stream(self.stream, receive, send)
-
-
-_PAIR = ": ".join
 
 
 def _safe(headers: Mapping[str, str]) -> Mapping[str, str]:
