@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test venv bench clean lint
+.PHONY: demo test test-agents venv bench clean lint
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
+test-agents: $(STAMP)
+	MODELWIRE_TEST_AGENTS=1 $(BIN)/python -m pytest tests/agents
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

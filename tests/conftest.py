@@ -22,6 +22,9 @@ CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
 if not CORPUS.is_dir():  # the checkout may live elsewhere; ../shared is beside the project
     CORPUS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 
+# The real coding agents (tests/agents) run in `make test-agents`, not in `make test`.
+collect_ignore = [] if os.environ.get("MODELWIRE_TEST_AGENTS") == "1" else ["agents"]
+
 _SCRUB_PREFIXES = ("XDG_",)
 _SCRUB_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_ACCESS_TOKEN")
 _SCRUB_EXACT = {"MODELWIRE_CONFIG", "MODELWIRE_GATEWAY_KEYS", "HTTPS_PROXY", "HTTP_PROXY",
