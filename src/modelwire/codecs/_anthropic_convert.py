@@ -2,8 +2,13 @@
 
 The rules, each with the reason Anthropic (or a peer's bug) gives for it:
 
-* system and developer messages move to the ``system`` parameter (blocks when any carries
-  ``cache_control``, else one string);
+* leading system and developer messages move to the ``system`` parameter (blocks when any
+  carries ``cache_control``, else one string);
+* a later system or developer message stays at its place: as ``{"role": "system"}`` when
+  the model takes mid-conversation system messages (``ConvertContext.mid_system``) and the
+  place is one Anthropic allows (right after a user turn, last or before an assistant
+  turn; neighbours merged into one), else as a ``<system-reminder>`` text in the user turn
+  at that place, merged with the user content around it;
 * tool messages become ``tool_result`` blocks in a user turn, first in that turn;
   consecutive results merge into one user turn (Anthropic: "tool_use ids were found
   without tool_result blocks immediately after");
@@ -53,6 +58,7 @@ class ConvertContext:
     profile: Any  # ProviderProfile
     api_version: str
     current_loop_start: int  # index of the last user message; later assistant turns are the loop
+    mid_system: bool = False  # the endpoint and model take {"role": "system"} in messages
 
     @property
     def strict_version(self) -> bool:
@@ -297,6 +303,44 @@ def _attach_cache_control(out_msg: dict[str, Any], cache_control: Any) -> None:
             return
 
 
+def _later_system(msg: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any]:
+    """A system message after the conversation started: native when the model takes it
+    (placement checked later by :func:`_place_systems`), else a reminder in a user turn."""
+    blocks = encode_parts(msg.get("content"), ctx, where)
+    if ctx.mid_system:
+        return {"role": "system", "content": blocks or [{"type": "text", "text": EMPTY_USER}]}
+    return {"role": "user", "content": [_reminder(blocks)]}
+
+
+def _reminder(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    # the form Claude Code itself uses for instructions that arrive inside a user turn
+    text = "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    block: dict[str, Any] = {"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"}
+    marks = [b["cache_control"] for b in blocks if "cache_control" in b]
+    if marks:
+        block["cache_control"] = marks[-1]
+    return block
+
+
+def _place_systems(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Native system entries where Anthropic rejects them (not right after a user turn, or
+    followed by something other than an assistant turn) become reminders instead."""
+    if not any(m["role"] == "system" for m in out):
+        return out
+    placed: list[dict[str, Any]] = []
+    for k, m in enumerate(out):
+        if m["role"] == "system":
+            after_user = bool(placed) and placed[-1]["role"] == "user"
+            before_ok = k == len(out) - 1 or out[k + 1]["role"] == "assistant"
+            if not (after_user and before_ok):
+                m = {"role": "user", "content": [_reminder(m["content"])]}
+        if placed and placed[-1]["role"] == m["role"]:
+            _merge(placed[-1], m)
+        else:
+            placed.append(m)
+    return placed
+
+
 # ------------------------------------------------------------------- merging
 def _as_blocks(content: Any) -> list[dict[str, Any]]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
@@ -329,7 +373,9 @@ def encode_conversation(
         role = msg.get("role")
         where = f"messages[{i}]"
         try:
-            if role in ("system", "developer"):
+            if role in ("system", "developer") and out:
+                converted = _later_system(msg, ctx, where)
+            elif role in ("system", "developer"):
                 content = msg.get("content")
                 if isinstance(content, list) or "cache_control" in msg:
                     system_blocks = True
@@ -337,7 +383,7 @@ def encode_conversation(
                 if "cache_control" in msg and system_parts:
                     system_parts[-1].setdefault("cache_control", msg["cache_control"])
                 continue
-            if role == "user":
+            elif role == "user":
                 converted = _user(msg, ctx, where)
             elif role == "tool":
                 converted = _tool_result(msg, ctx, where)
@@ -355,6 +401,7 @@ def encode_conversation(
             _merge(out[-1], converted)
         else:
             out.append(converted)
+    out = _place_systems(out)
     for m in out:
         if m["role"] == "assistant" and not m["content"]:
             m["content"] = [{"type": "text", "text": EMPTY_ASSISTANT}]

@@ -186,6 +186,23 @@ def _system(system: Any) -> dict[str, Any] | None:
     raise MessageError("system must be a string or a list of text blocks")
 
 
+def _mid_system(msg: dict[str, Any], where: str) -> dict[str, Any]:
+    """A mid-conversation system message (Claude Code sends one after the first user turn)
+    stays a system message at its place; text blocks only, as Anthropic documents."""
+    content = msg.get("content")
+    if isinstance(content, list):
+        for j, block in enumerate(content):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                raise MessageError(f"{where}.content[{j}]: a system message holds text blocks only")
+        content = [_part(b, where, j) for j, b in enumerate(content)]
+    elif not isinstance(content, str):
+        raise MessageError(f"{where}.content must be a string or a list of text blocks")
+    out: dict[str, Any] = {"role": "system", "content": content}
+    if "cache_control" in msg:
+        out["cache_control"] = msg["cache_control"]
+    return out
+
+
 def _tools(tools: Any) -> list[dict[str, Any]]:
     if not isinstance(tools, list):
         raise MessageError("tools must be a list")
@@ -270,6 +287,8 @@ def _decode(data: dict[str, Any], headers: Mapping[str, str] | None) -> Request:
             _user(msg, where, internal)
         elif role == "assistant":
             internal.append(_assistant(msg, where))
+        elif role == "system" and i > 0:
+            internal.append(_mid_system(msg, where))
         else:
             raise MessageError(f"{where}: role must be user or assistant, not {role!r}", index=i)
     req["messages"] = internal  # type: ignore[typeddict-item]

@@ -59,6 +59,11 @@ class ModelFamily:
     # speed: "fast" (research preview, direct API only) — Opus 4.6 only when written
     fast_mode: bool = False
     known: bool = True  # False for the "newest family" stand-in used for unknown ids
+    # takes {"role": "system"} messages inside ``messages`` (mid-conversation system
+    # messages). Anthropic's page lists the models: Opus 4.8, Opus 5, Opus 5.5, Sonnet 5.5,
+    # Haiku 5.5, Fable 5 / 5.1, Mythos 5 / 5.1, and says Sonnet 5 does not
+    # (platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages).
+    mid_system: bool = False
 
 
 FAMILIES: dict[tuple[str, int, int], ModelFamily] = {
@@ -86,13 +91,18 @@ FAMILIES: dict[tuple[str, int, int], ModelFamily] = {
         "claude-sonnet-4-6", 128000, "adaptive", prefill=False, efforts=_EFFORTS_46
     ),
     ("opus", 4, 7): ModelFamily("claude-opus-4-7", 128000, "adaptive_only", False, False),
-    ("opus", 5, 0): ModelFamily("claude-opus-5", 128000, "adaptive_only", False, False),
+    # Opus 4.8: Opus 4.7's limits (vercel/ai#15674), the first with mid-conversation system
+    ("opus", 4, 8): ModelFamily("claude-opus-4-8", 128000, "adaptive_only", False, False, mid_system=True),
+    ("opus", 5, 0): ModelFamily("claude-opus-5", 128000, "adaptive_only", False, False, mid_system=True),
     ("sonnet", 5, 0): ModelFamily("claude-sonnet-5", 128000, "adaptive_only", False, False),
-    ("opus", 5, 5): ModelFamily("claude-opus-5-5", 128000, "adaptive_only", False, False),
-    ("sonnet", 5, 5): ModelFamily("claude-sonnet-5-5", 128000, "adaptive_only", False, False),
-    ("fable", 5, 1): ModelFamily("claude-fable-5-1", 128000, "adaptive_only", False, False),
+    ("opus", 5, 5): ModelFamily("claude-opus-5-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("sonnet", 5, 5): ModelFamily("claude-sonnet-5-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("haiku", 5, 5): ModelFamily("claude-haiku-5-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("fable", 5, 0): ModelFamily("claude-fable-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("fable", 5, 1): ModelFamily("claude-fable-5-1", 128000, "adaptive_only", False, False, mid_system=True),
     ("fable", 5, 2): ModelFamily("claude-fable-5-2", 128000, "adaptive_only", False, False),
-    ("mythos", 5, 0): ModelFamily("claude-mythos-5", 128000, "adaptive_only", False, False),
+    ("mythos", 5, 0): ModelFamily("claude-mythos-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("mythos", 5, 1): ModelFamily("claude-mythos-5-1", 128000, "adaptive_only", False, False, mid_system=True),
 }
 
 # Unknown Claude ids: the newest family's rules (adaptive only, no sampling, no prefill).

@@ -21,7 +21,7 @@ from ._anthropic_models import ModelFamily, family_for
 from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
 from ._target import EncodedRequest, Target, allowed_only, auth_headers
 
-__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints"]
+__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
 
 log = logging.getLogger("modelwire.codecs.anthropic")
 
@@ -33,6 +33,13 @@ MIN_BUDGET = 1024  # Anthropic: budget_tokens >= 1024
 BUDGET_HEADROOM = 4096  # room for the answer after the thinking budget
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 FAST_BETA = "fast-mode-2026-02-01"
+MID_SYSTEM_BETA = "mid-conversation-system-2026-04-07"
+
+
+def supports_mid_system(profile: Any, model: str) -> bool:
+    """Whether ``{"role": "system"}`` entries in ``messages`` may go to ``model`` at this
+    endpoint as they are (else the encoder turns them into reminders in user turns)."""
+    return bool(profile.mid_conversation_system) and family_for(model).mid_system
 
 
 def _effort_for(effort: str, family: ModelFamily) -> str:
@@ -211,8 +218,11 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     family = family_for(target.model)
     extra = request.get("extra") or {}
     messages = request.get("messages") or []
-    ctx = ConvertContext(profile, version, _current_loop_start(messages))
+    ctx = ConvertContext(profile, version, _current_loop_start(messages),
+                         mid_system=supports_mid_system(profile, target.model))
     system, converted = encode_conversation(messages, ctx)
+    if any(m["role"] == "system" for m in converted):
+        betas.append(MID_SYSTEM_BETA)  # what Claude Code sends with them (the API needs none now)
     if not converted:
         raise MessageError("the conversation has no user or assistant message")
     body: dict[str, Any] = {"model": target.model, "max_tokens": _max_tokens(request, family)}

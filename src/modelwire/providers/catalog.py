@@ -64,7 +64,7 @@ _ROWS: list[ProviderProfile] = [
         docs_url="https://docs.anthropic.com/en/api/messages",
         accepts_issuers=_ANTHROPIC_FAMILY,
         anthropic_version="2026-10-21",  # what the current official SDK (2.x) sends
-        fast_mode=True, vision_in_tool_results=True,
+        fast_mode=True, vision_in_tool_results=True, mid_conversation_system=True,
         # "tools: Tool names must be unique." (peer-lessons 17)
         unique_tool_names=True, tool_id_format="anthropic", counts_tokens=True,
     ),
@@ -341,7 +341,8 @@ _ROWS: list[ProviderProfile] = [
          reasoning_echo="reasoning_content"),
     _row(name="emulator-anthropic", raw_passthrough=True, api_mode="anthropic_messages", auth_style="x-api-key",
          anthropic_version="2023-06-01", local=True, issuer="emulator",
-         tool_id_format="anthropic", vision_in_tool_results=True, counts_tokens=True),
+         tool_id_format="anthropic", vision_in_tool_results=True, counts_tokens=True,
+         mid_conversation_system=True),
     _row(name="emulator-responses", raw_passthrough=True, api_mode="responses", local=True, issuer="emulator",
          vision_in_tool_results=True),
 ]

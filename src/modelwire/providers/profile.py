@@ -74,6 +74,11 @@ class ProviderProfile:
     fine_grained_tool_streaming: bool = True  # per-tool eager_input_streaming (MiniMax: no)
     fast_mode: bool = False  # speed: fast + its beta, direct endpoints only
     anthropic_betas: tuple[str, ...] = ()
+    # {"role": "system"} entries inside ``messages`` reach the model as they are, for the
+    # models whose family takes them (``ModelFamily.mid_system``); elsewhere they become a
+    # <system-reminder> in the user turn at their place. Off unless the endpoint is
+    # Anthropic's own API (or plays it).
+    mid_conversation_system: bool = False
     # Chat Completions
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream_usage: bool = True  # accepts stream_options.include_usage
