@@ -141,7 +141,7 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
     import orjson
 
     try:
-        acc = Accumulator(model=endpoint.model_id)
+        acc = Accumulator(model=endpoint.model_id, ordered=endpoint.profile.api_mode == "anthropic_messages")
         for event in (TextDelta("ok"), Finish("stop")):
             acc.feed(event)
         answer = orjson.dumps(endpoint.codec.encode_response(acc.result()))
@@ -274,7 +274,7 @@ def _sync_sleep(seconds: float) -> None:
 def _drain(http: SyncTransport, plan: Plan, turn: Turn) -> Completion:
     """A whole stream, accumulated (complete() on a stream-only endpoint): no event
     reached the caller, so every failure here is still retryable."""
-    acc = Accumulator(model=plan.endpoint.model_id)
+    acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
         if resp.status >= 400:
             raise turn.http_error(resp.status, resp.headers, resp.read())
@@ -387,7 +387,7 @@ class Stream:
                     return
                 try:
                     plan = turn.plan()
-                    acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    acc = self._acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
                     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         self._resp = resp
                         if self._aborted:
@@ -448,7 +448,7 @@ class Stream:
 
     def _interrupted_before_start(self) -> None:
         if self._acc is None:
-            self._acc = Accumulator(model=self._turn.endpoint.model_id)
+            self._acc = Accumulator(model=self._turn.endpoint.model_id, ordered=self._turn.endpoint.profile.api_mode == "anthropic_messages")
         self._interrupted()
 
 
@@ -575,7 +575,7 @@ class AsyncClient(_Base):
 
 
 async def _adrain(http: AsyncTransport, plan: Plan, turn: Turn) -> Completion:
-    acc = Accumulator(model=plan.endpoint.model_id)
+    acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
         if resp.status >= 400:
             raise turn.http_error(resp.status, resp.headers, await resp.read())
@@ -647,7 +647,7 @@ class AsyncStream:
                 try:
                     t = time.perf_counter()
                     plan = turn.plan()
-                    acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    acc = self._acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
                     add_work(time.perf_counter() - t)  # each attempt's encode, before any wait
                     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
@@ -726,7 +726,7 @@ class AsyncStream:
 
     def _interrupted_before_start(self) -> None:
         if self._acc is None:
-            self._acc = Accumulator(model=self._turn.endpoint.model_id)
+            self._acc = Accumulator(model=self._turn.endpoint.model_id, ordered=self._turn.endpoint.profile.api_mode == "anthropic_messages")
         self._interrupted()
 
 
