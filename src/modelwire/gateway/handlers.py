@@ -274,7 +274,11 @@ class _Handlers:
         overhead = (before_upstream - ctx.started + CLIENT_WORK.get() - work) * 1000
         completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
         served_model = getattr(stream, "model", None) or ctx.model
-        encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req)
+        # each streamed answer its own msg_ id: Claude Code joins the blocks of answers
+        # that share one into one assistant turn (two tool rounds became one, and its
+        # results moved after both)
+        own_id = {"id": "msg_" + ctx.request_id[4:]} if ctx.door == "anthropic_messages" else {}
+        encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req, **own_id)
         sealer, door = self.gw.sealer, ctx.door
 
         gw = self.gw
