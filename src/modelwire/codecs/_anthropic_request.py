@@ -205,8 +205,10 @@ def _check_thinking_turn(body: dict[str, Any]) -> None:
         body.pop("thinking", None)
         oc = body.get("output_config")
         if isinstance(oc, dict):
-            oc.pop("effort", None)
-            if not oc:
+            oc = {k: v for k, v in oc.items() if k != "effort"}  # a copy: it may be the caller's
+            if oc:
+                body["output_config"] = oc
+            else:
                 del body["output_config"]
         if body.get("temperature") == 1:
             del body["temperature"]
@@ -278,8 +280,14 @@ def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
         # wrong types in the caller's request: one seam, a MessageError naming it
         raise MessageError(f"malformed request for Anthropic: {type(exc).__name__}: {exc}") from exc
     body = profile.patch_body(body, target)
-    for k, v in (request.get("extra") or {}).items():
+    extra = request.get("extra") or {}
+    for k, v in extra.items():
         body[k] = v
+    if isinstance(extra.get("thinking"), dict) and extra["thinking"].get("type") in ("enabled", "adaptive"):
+        # a front door's own thinking setting (Claude Code's adaptive): the same rule as
+        # for a derived one, now that it is in the body (history from another issuer
+        # leaves the loop's turn without its thinking block)
+        _check_thinking_turn(body)
     client_betas = (request.get("metadata") or {}).get("anthropic_beta")
     if client_betas and profile.accepts_issuer("anthropic"):
         # betas a front-door client asked for go only to Anthropic's own endpoints
