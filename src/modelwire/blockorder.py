@@ -25,7 +25,7 @@ from typing import Any
 
 from .types import BlockKind
 
-__all__ = ["DEFAULT_ORDER", "BlockKind", "order_field", "ordered_items"]
+__all__ = ["DEFAULT_ORDER", "BlockKind", "joined_text_order", "order_field", "ordered_items"]
 
 DEFAULT_ORDER: tuple[BlockKind, ...] = ("reasoning", "passthrough", "text", "tool_call")
 _LISTS: dict[str, str] = {"reasoning": "reasoning_details", "passthrough": "passthrough",
@@ -70,3 +70,19 @@ def ordered_items(msg: Mapping[str, Any]) -> list[tuple[BlockKind, Any]]:
             taken[kind] += 1
         return out
     return [(kind, item) for kind in DEFAULT_ORDER for item in lists[kind]]
+
+
+def joined_text_order(msg: Mapping[str, Any]) -> list[BlockKind] | None:
+    """``block_order`` for the message once its text parts are one string (the Chat
+    Completions shape): the text at the first part's place; None when nothing to record."""
+    order = msg.get("block_order")
+    if not isinstance(order, list):
+        return None
+    kinds = [(kind, item) for kind, item in ordered_items(msg)]
+    if [k for k, _ in kinds] != order:
+        return None  # the order did not fit the message: nothing worth sending
+    out: list[BlockKind] = []
+    for kind, _ in kinds:
+        if kind != "text" or "text" not in out:
+            out.append(kind)
+    return order_field(out)

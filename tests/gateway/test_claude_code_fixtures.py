@@ -98,6 +98,10 @@ def _check_upstream_request(upstream: str, original: dict, sent: dict) -> None:
         return
     if upstream == "chat":
         assert [m["role"] for m in up["messages"]][:3] == ["system", "user", "system"]
+        # cache_control rides along as sent (OpenRouter caches Anthropic models with it)
+        wire = {"role", "content", "tool_calls", "tool_call_id", "reasoning_content", "cache_control"}
+        extra = {k for m in up["messages"] for k in m} - wire
+        assert not extra, "no modelwire-internal key (block_order...) reaches the wire"
         assert "context_management" not in up and "metadata" not in up
         return
     assert [i.get("role") for i in up["input"]][:2] in (["user", "system"], ["user", "developer"])

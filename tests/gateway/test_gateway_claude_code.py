@@ -211,3 +211,27 @@ def test_a_custom_upstream_gets_a_reminder_for_a_mid_conversation_system_message
     assert resp.status_code == 200, resp.text
     assert resp.headers.get("x-modelwire-lane") is None
     assert [m["role"] for m in _last(emu)["body"]["messages"]] == ["user"]
+
+
+CHAT_TOOLS = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
+                                                "parameters": t["input_schema"]}} for t in TOOLS]
+
+
+def test_a_chat_client_that_echoes_the_message_gives_the_interleaved_turn_back_in_order(gw, emu):
+    emu.set_script([{"reasoning": "First the clock.", "tool_calls": [
+        {"name": "clock", "arguments": {"tz": "UTC"}}, {"name": "weather", "arguments": {"city": "Paris"}}]}])
+    ask = {"model": "opus48", "reasoning_effort": "high", "tools": CHAT_TOOLS,
+           "messages": [{"role": "user", "content": "time and weather?"}]}
+    try:
+        resp = httpx.post(f"{gw.base_url}/v1/chat/completions", json=ask, timeout=30)
+    finally:
+        emu.set_script(None)
+    assert resp.status_code == 200, resp.text
+    message = resp.json()["choices"][0]["message"]
+    assert message["block_order"] == ["reasoning", "tool_call", "reasoning", "tool_call"]
+    results = [{"role": "tool", "tool_call_id": c["id"], "content": "ok"} for c in message["tool_calls"]]
+    again = httpx.post(f"{gw.base_url}/v1/chat/completions", timeout=30,
+                       json={**ask, "messages": [*ask["messages"], message, *results]})
+    assert again.status_code == 200, again.text  # the emulator checks each signature's place
+    sent = _last(emu)["body"]["messages"][1]["content"]
+    assert [b["type"] for b in sent] == ["thinking", "tool_use", "thinking", "tool_use"]
