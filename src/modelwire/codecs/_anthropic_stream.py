@@ -522,5 +522,18 @@ class StreamEncoder:
         stop, matched = stop_fields(fin.reason, fin.native, fin.stop_sequence) if fin else ("end_turn", None)
         out += self._ev("message_delta", {"type": "message_delta",
                                           "delta": {"stop_reason": stop, "stop_sequence": matched},
-                                          "usage": native_usage(self._usage) if self._usage else {"output_tokens": 0}})
+                                          "usage": _delta_usage(self._usage)})
         return out + self._ev("message_stop", {"type": "message_stop"})
+
+
+# what message_delta's usage holds (the API's MessageDeltaUsage): the counts, not the
+# message's cache_creation breakdown or service_tier, which message_start carries
+_DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
+                "server_tool_use")
+
+
+def _delta_usage(usage: Any) -> dict[str, Any]:
+    if not usage:
+        return {"output_tokens": 0}
+    full = native_usage(usage)
+    return {key: full[key] for key in _DELTA_USAGE if key in full}
