@@ -9,12 +9,17 @@ one. Paths are dotted, with ``[]`` for any list element: ``choices[].message.rea
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, TypeAdapter
+
+from ..cut_points import sse_events
+
+__all__ = ["ANTHROPIC_EXTENSIONS", "CHAT_EXTENSIONS", "RESPONSES_EXTENSIONS", "conform", "sse_events", "undeclared"]
 
 # modelwire's extensions: the only undeclared fields an answer may carry
 CHAT_EXTENSIONS = frozenset({
@@ -49,26 +54,29 @@ def undeclared(value: Any, path: str = "") -> list[str]:
     return []
 
 
+def _members(type_: Any) -> dict[str, Any]:
+    """A union of event types by the value of their ``type`` field (empty: not a union)."""
+    if typing.get_origin(type_) is typing.Annotated:
+        type_ = typing.get_args(type_)[0]
+    out = {}
+    for member in typing.get_args(type_) if typing.get_origin(type_) is typing.Union else ():
+        field = getattr(member, "model_fields", {}).get("type")
+        for tag in typing.get_args(field.annotation) if field is not None else ():
+            out[tag] = member
+    return out
+
+
 def conform(type_: Any, obj: dict[str, Any] | bytes, allowed: Iterable[str] = ()) -> Any:
-    """``obj`` validated strictly as ``type_``; fails on any field outside the schema
-    and ``allowed``. Returns the validated model."""
+    """``obj`` validated strictly as ``type_`` (a union of event types: as the member its
+    ``type`` names, so a failure names one schema); fails on any field outside the
+    schema and ``allowed``. Returns the validated model."""
     raw = obj if isinstance(obj, bytes) else orjson.dumps(obj)
+    members = _members(type_)
+    if members:
+        tag = orjson.loads(raw).get("type")
+        assert tag in members, f"{tag!r} is not an event type of the schema"
+        type_ = members[tag]
     model = _adapter(type_).validate_json(raw, strict=True)
     extra = sorted(set(undeclared(model)) - set(allowed))
     assert not extra, f"{getattr(type_, '__name__', type_)}: fields outside the schema: {extra}"
     return model
-
-
-def sse_events(body: bytes) -> list[tuple[str | None, bytes]]:
-    """``(event name, data)`` per SSE event of a whole stream body."""
-    out = []
-    for frame in body.replace(b"\r\n", b"\n").split(b"\n\n"):
-        name, data = None, []
-        for line in frame.split(b"\n"):
-            if line.startswith(b"event:"):
-                name = line[6:].strip().decode()
-            elif line.startswith(b"data:"):
-                data.append(line[5:].strip())
-        if data:
-            out.append((name, b"\n".join(data)))
-    return out
