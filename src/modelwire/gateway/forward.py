@@ -14,7 +14,7 @@ from .._client_turn import refuse
 from ..errors import ModelwireError
 from ..resilience.classify import RETRYABLE, classify
 from .app import ms_text
-from .errors import error_body, from_exception
+from .errors import Door, error_body, from_exception
 from .lane import Forward
 
 __all__ = ["forward"]
@@ -142,7 +142,7 @@ class _ResponsesSeen:
         if b'"sequence_number"' in chunk:
             self.last = chunk
 
-    def failed(self, exc: BaseException, door: Any) -> bytes | None:
+    def failed(self, exc: BaseException, door: Door) -> bytes | None:
         """The ``response.failed`` event, or ``None`` when the bytes seen do not say
         which response this is (then the door's plain error event)."""
         response = _created_response(self.first)
