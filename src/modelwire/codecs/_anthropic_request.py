@@ -112,6 +112,19 @@ def _max_tokens(request: dict[str, Any], family: ModelFamily) -> int:
     return wanted
 
 
+def _apply_speed(body: dict[str, Any], direct: bool, family: ModelFamily, betas: list[str]) -> None:
+    """Fast mode, asked for: only on Anthropic's own endpoint (third parties know neither
+    the field nor the beta: the seed, 8.6) and a model that has it. A premium tier, so
+    never on by default; elsewhere it is left out with a warning: it changes how fast
+    the answer comes, not what it says."""
+    if direct and family.fast_mode:
+        body["speed"] = "fast"
+        betas.append(FAST_BETA)
+    else:
+        where = "this endpoint" if not direct else family.name
+        log.warning("speed 'fast' left out: %s has no fast mode (%s)", where, body["model"])
+
+
 def _response_format(body: dict[str, Any], fmt: Any) -> None:
     if not isinstance(fmt, dict) or fmt.get("type") in (None, "text"):
         return
@@ -246,9 +259,8 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
         body["stream"] = bool(request["stream"])
     if mode:
         _check_thinking_turn(body)
-    if profile.fast_mode and family.fast_mode:
-        body["speed"] = "fast"
-        betas.append(FAST_BETA)
+    if request.get("speed") == "fast":
+        _apply_speed(body, profile.fast_mode, family, betas)
     if body["messages"][-1]["role"] == "assistant" and not family.prefill:
         raise MessageError(
             f"{target.model} does not accept a conversation ending with an assistant turn "
