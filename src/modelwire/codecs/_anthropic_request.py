@@ -8,6 +8,7 @@ then ``profile.patch_body``, then ``request["extra"]`` merged last.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from typing import Any
@@ -17,7 +18,7 @@ import orjson
 
 from ..errors import MessageError
 from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
-from ._anthropic_models import ModelFamily, family_for
+from ._anthropic_models import NON_CLAUDE, ModelFamily, family_for
 from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
 from ._target import EncodedRequest, Target, allowed_only, auth_headers
 
@@ -96,6 +97,17 @@ def _apply_sampling(
             log.warning("top_p %s dropped: thinking needs top_p >= 0.95", top_p)
         return
     body.update(wanted)
+
+
+def _family(target: Target) -> ModelFamily:
+    """The model's family; a non-Claude model takes its endpoint's documented output
+    limit from the catalog row (MiniMax stopped long answers at 8,192 with
+    finish_reason length while it allows 131,072: issue 4 of the seed comparison)."""
+    family = family_for(target.model)
+    limit = target.profile.max_output
+    if family is NON_CLAUDE and limit:
+        return dataclasses.replace(family, max_output=limit)
+    return family
 
 
 def _max_tokens(request: dict[str, Any], family: ModelFamily) -> int:
@@ -221,7 +233,7 @@ def _check_thinking_turn(body: dict[str, Any]) -> None:
 def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str, Any]:
     profile = target.profile
     version = profile.anthropic_version or DEFAULT_VERSION
-    family = family_for(target.model)
+    family = _family(target)
     extra = request.get("extra") or {}
     messages = request.get("messages") or []
     ctx = ConvertContext(profile, version, _current_loop_start(messages))

@@ -72,7 +72,10 @@ class ProviderProfile:
     drop_earlier_thinking: bool = False  # drop thinking from turns before the current tool loop
     unsigned_thinking_echo: bool = False  # DeepSeek/Kimi Anthropic endpoints: rebuild from text
     fine_grained_tool_streaming: bool = True  # per-tool eager_input_streaming (MiniMax: no)
-    fast_mode: bool = False  # speed: fast + its beta, direct endpoints only
+    fast_mode: bool = False  # speed: fast + its beta may be sent (direct endpoint only), when asked
+    # the endpoint's real output limit for its own (non-Claude) models: the default
+    # max_tokens, mandatory on this protocol (Claude ids use their family's limit)
+    max_output: int | None = None
     anthropic_betas: tuple[str, ...] = ()
     # Chat Completions
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
