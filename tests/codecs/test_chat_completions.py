@@ -142,7 +142,9 @@ def test_echo_reasoning_content_sends_own_reasoning_only() -> None:
 def test_echo_required_pads_tool_call_turns_with_a_single_space() -> None:
     assert echo("required", tool_turn("mine", [OWN]))["reasoning_content"] == "mine"
     assert echo("required", tool_turn("theirs", [FOREIGN]))["reasoning_content"] == " "  # never leaked
-    assert echo("required", tool_turn("unknown origin"))["reasoning_content"] == " "
+    # a plain history (reasoning_content, no block: unattributed) goes back as it is
+    assert echo("required", tool_turn("unknown origin"))["reasoning_content"] == "unknown origin"
+    assert echo("required", tool_turn("   "))["reasoning_content"] == " "
     assert echo("required", tool_turn())["reasoning_content"] == " "
     assert echo("required", tool_turn(""))["reasoning_content"] == " "  # DeepSeek V4 rejects ""
     assert "reasoning_content" not in echo("required", tool_turn(calls=False))
