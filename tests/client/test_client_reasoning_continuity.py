@@ -43,8 +43,8 @@ def test_deepseeks_anthropic_endpoint_gets_it_as_an_unsigned_thinking_block():
     # thinking), which DeepSeek's endpoint does not have
     import orjson
 
-    from modelwire.codecs import anthropic_messages as am
     from modelwire.codecs import Target
+    from modelwire.codecs import anthropic_messages as am
     from modelwire.providers.catalog import CATALOG
 
     def first_block(history):
