@@ -213,6 +213,12 @@ class Settings:
         )
         profile = resolved.profile
         base_url = resolved.base_url or _default_base_url(profile)
+        if not profile.issuer:
+            # reasoning blocks carry the endpoint that sent them, never a codec's default
+            # ("openai" for any Chat Completions server): a profile made without one
+            # gets its name, or for a custom endpoint one from its URL
+            issuer = f"custom:{base_url}" if profile.name == "custom" else profile.name
+            profile = replace(profile, issuer=issuer)
         creds = source_for(
             profile, api_key=self.api_key if primary else None,
             api_key_env=tuple(resolved.api_key_env), config=self._pool_config, pools=self.pools,
