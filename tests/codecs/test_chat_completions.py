@@ -244,7 +244,7 @@ def test_duplicate_tool_names_keep_the_first_definition(caplog: pytest.LogCaptur
         sent = body_for(req, ProviderProfile("deepseek", unique_tool_names=True))["tools"]
     assert [t["function"].get("description") for t in sent] == ["first", None]
     assert "duplicate tool name 'a'" in caplog.text
-    assert len(body_for(req)["tools"]) == 3  # only where the profile asks
+    assert len(body_for(req)["tools"]) == 2  # for every target, not only flagged ones
     assert tools[1]["function"]["description"] == "second"  # the caller's list is untouched
 
 

@@ -33,7 +33,7 @@ import orjson
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
 from ._responses_decode import no_logprobs
-from ._target import EncodedRequest, Target, auth_headers, native_tool
+from ._target import EncodedRequest, Target, auth_headers, native_tool, unique_tools
 
 __all__ = ["encode_input", "encode_request", "request_fields"]
 
@@ -79,7 +79,7 @@ def request_fields(request: Request, *, model: str, sanitize: Any = None) -> dic
         body["instructions"] = instructions
     tools = request.get("tools")
     if tools:
-        body["tools"] = [_encode_tool(t, sanitize, i, request) for i, t in enumerate(tools)]
+        body["tools"] = [_encode_tool(t, sanitize, i, request) for i, t in enumerate(unique_tools(tools, log))]
     if "tool_choice" in request:
         body["tool_choice"] = _encode_tool_choice(request["tool_choice"])
     if "parallel_tool_calls" in request:

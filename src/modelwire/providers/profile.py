@@ -88,6 +88,8 @@ class ProviderProfile:
     vision_in_tool_results: bool = False
     tool_choice_values: frozenset[str] = frozenset({"auto", "none", "required", "function"})
     parallel_tool_calls: bool = True
+    # the endpoint answers 400 to duplicate tool names: a fact (tests, docs); the encoders
+    # drop duplicates for every target, since an unknown endpoint may be one of these
     unique_tool_names: bool = False
     tool_id_format: ToolIdFormat = "any"
     stream_only: bool = False  # complete() must stream and accumulate
