@@ -68,6 +68,7 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
 }
 
 _APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
+_OFF = frozenset({"none", "off"})  # thinking levels that turn thinking off
 
 # Seconds the async Client's calls in this task spent on their own work (preparing and
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
@@ -159,7 +160,9 @@ class Turn:
             request["tools"] = _strip_schemas(opts.tools)
         thinking = opts.thinking if opts.thinking is not None else ep.thinking
         if thinking is not None:
-            request["thinking"] = thinking
+            # "off" and "none" say the same: thinking asked off (DeepSeek, Z.AI, Kimi take
+            # {"thinking": {"type": "disabled"}}; elsewhere nothing is sent)
+            request["thinking"] = "none" if thinking in _OFF else thinking
         speed = opts.speed or self.settings.speed or ep.speed
         if speed == "fast":
             if ep.profile.api_mode == "anthropic_messages":
@@ -197,7 +200,8 @@ class Turn:
                 # reasoning models and very long prompts go quiet for minutes before
                 # the first token (hermes: >=240 s above 50k tokens, 300 s above 100k)
                 tokens = body_size // 4
-                floor = 300.0 if (self.options.thinking or ep.thinking or tokens > 100_000) \
+                thinks = (self.options.thinking or ep.thinking) not in (None, *_OFF)
+                floor = 300.0 if (thinks or tokens > 100_000) \
                     else 240.0 if tokens > 50_000 else 0.0
                 if floor > t.stale:
                     t = dataclasses.replace(t, stale=floor)

@@ -313,11 +313,11 @@ class _Validator:
                                 f"{api_mode}; use provider: custom for another endpoint")
         thinking = fields.get("thinking")
         if thinking is False or thinking in ("none", "off"):
-            thinking = None
+            thinking = "none"  # asked off: kept, so DeepSeek's flag says disabled
         return ModelEntry(
             name=name, provider=provider, model=model, api_mode=api_mode, base_url=base_url,
             api_key_env=self.env_names(fields.get("api_key_env"), f"{key}.api_key_env"),
-            thinking=self.choice(thinking, f"{key}.thinking", THINKING_LEVELS),
+            thinking=thinking if thinking == "none" else self.choice(thinking, f"{key}.thinking", THINKING_LEVELS),
             auth_style=self.choice(fields.get("auth_style"), f"{key}.auth_style", AUTH_STYLES),
             headers=tuple(self.str_map(fields.get("headers"), f"{key}.headers").items()),
             extra=FrozenDict(self.extra(fields.get("extra"), f"{key}.extra")),

@@ -68,3 +68,12 @@ def test_providers_that_reject_the_field_never_get_it(wire):
                 api_key=KEY) as client:
         client.complete(_history(), tools=TOOLS)
     assert "reasoning_content" not in _assistant(wire, "chat")
+
+
+@pytest.mark.parametrize("off", ["none", "off"])
+def test_deepseek_is_told_thinking_is_disabled_when_asked_off(wire, off):
+    with Client("deepseek/deepseek-v4-pro", base_url=wire.base_url("chat_completions"),
+                api_key=KEY) as client:
+        client.complete([{"role": "user", "content": "hi"}], thinking=off)
+    (request,) = wire.requests()
+    assert request["body"]["thinking"] == {"type": "disabled"}

@@ -206,3 +206,20 @@ def test_codex_backend_body_stores_nothing_and_has_no_output_cap():
     out = profile.patch_body(body, Target(profile, "gpt-5-codex"))
     assert out == {"model": "gpt-5-codex", "input": [], "store": False}
     assert profile.stream_only  # the Client streams even for complete()
+
+
+@pytest.mark.parametrize(("thinking", "sent"), [
+    (None, {"type": "enabled"}), ("high", {"type": "enabled"}), ("none", {"type": "disabled"}),
+], ids=["unset", "high", "off"])
+def test_deepseek_thinking_flag_follows_the_thinking_setting(thinking, sent):
+    import orjson
+
+    from modelwire.codecs import Target
+    from modelwire.codecs import chat_completions as cc
+    from modelwire.providers.catalog import CATALOG
+
+    request = {"model": "deepseek-v4-pro", "messages": [{"role": "user", "content": "hi"}]}
+    if thinking is not None:
+        request["thinking"] = thinking
+    target = Target(CATALOG["deepseek"], "deepseek-v4-pro", "sk-test-key", CATALOG["deepseek"].base_url, ())
+    assert orjson.loads(cc.encode_request(request, target).body)["thinking"] == sent

@@ -47,7 +47,7 @@ def _apply_thinking(
 ) -> str | None:
     """Set ``thinking`` (and ``output_config.effort``); returns the mode used or None."""
     effort = request.get("thinking")
-    if not effort:
+    if not effort or effort == "none":  # "none": asked off
         return None
     if family.thinking == "none":
         log.warning("%s does not think; thinking level %r ignored", body["model"], effort)

@@ -182,6 +182,12 @@ def _encode_thinking(body: dict[str, Any], request: Mapping[str, Any], profile: 
     if not level:  # None or absent: the provider's default
         return
     mode = profile.reasoning_request
+    if level == "none":  # asked off: say so where the endpoint has an off switch
+        if mode == "thinking_flag":
+            body["thinking"] = {"type": "disabled"}
+        elif mode == "enable_thinking":
+            body["enable_thinking"] = False
+        return
     if mode == "reasoning_effort":
         body["reasoning_effort"] = openai_effort(level, model)
     elif mode == "openrouter":
