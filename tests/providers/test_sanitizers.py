@@ -200,12 +200,17 @@ def test_xai_sends_reasoning_effort_only_to_models_that_take_it(model, kept):
     assert "service_tier" in body  # the caller's body is not changed
 
 
-def test_codex_backend_body_stores_nothing_and_has_no_output_cap():
-    profile = CATALOG["openai-codex"]
-    body = {"model": "gpt-5-codex", "max_output_tokens": 4096, "input": []}
-    out = profile.patch_body(body, Target(profile, "gpt-5-codex"))
-    assert out == {"model": "gpt-5-codex", "input": [], "store": False}
-    assert profile.stream_only  # the Client streams even for complete()
+def test_codex_models_go_to_the_responses_api_with_an_openai_key():
+    from modelwire.providers import resolve
+
+    resolved = resolve("codex/gpt-5.1-codex-max")
+    assert resolved.profile.name == "openai-responses"
+    assert resolved.base_url == "https://api.openai.com/v1"
+    assert resolved.api_key_env == ("OPENAI_API_KEY",)
+    # the API's rules, not the ChatGPT backend's: it may stream or not, caps output
+    assert not resolved.profile.stream_only
+    body = {"model": "gpt-5.1-codex-max", "max_output_tokens": 4096, "input": []}
+    assert resolved.profile.patch_body(body, Target(resolved.profile, "gpt-5.1-codex-max")) == body
 
 
 @pytest.mark.parametrize(("thinking", "sent"), [

@@ -21,7 +21,6 @@ from typing import Any
 
 from .azure import TEMPLATE as AZURE_TEMPLATE
 from .azure import AzureOpenAIProfile
-from .codex import CodexProfile
 from .deepseek import DeepSeekProfile
 from .gemini import GeminiProfile
 from .kimi import KimiAnthropicProfile, MoonshotProfile
@@ -338,14 +337,13 @@ _ROWS: list[ProviderProfile] = [
         reasoning_echo="reasoning_content", local=True,
     ),
     # ---------------------------------------------------------------- Responses API
-    _row(
-        CodexProfile, name="openai-codex", base_url="https://chatgpt.com/backend-api/codex",
-        api_mode="responses", docs_url="https://developers.openai.com/codex",
-        # ChatGPT-plan OAuth tokens, from `modelwire auth login openai-codex`
-        key_env=(), extra={"oauth": "openai-codex"},
-        # the Codex backend only streams (hermes-behaviours 2.5)
-        stream_only=True, vision_in_tool_results=True, reasoning_request="reasoning_effort",
-    ),
+    # No row for ChatGPT's Codex backend (chatgpt.com/backend-api/codex): it takes
+    # ChatGPT-plan tokens, which modelwire does not log in for, and modelwire never reads
+    # another program's credential files (~/.codex/auth.json). Codex models (gpt-5-codex,
+    # gpt-5.1-codex-max...) are served by the API: openai-responses with an OpenAI key;
+    # the Codex quirks that hold there are the model rules the Responses codec applies
+    # (developer role, xhigh effort on codex-max), not the backend's (stream only, no
+    # max_output_tokens, nothing stored). The alias "codex" names that row.
     # The same providers over the Responses API (reasoning items with encrypted_content
     # round-trip there; corpus: openai and azure_openai /responses exchanges).
     # resolve("openai/gpt-5", api_mode="responses") picks these rows (VARIANTS below).
@@ -414,5 +412,5 @@ ALIASES: dict[str, str] = {
     "ark": "volcengine", "doubao": "volcengine", "baidu": "qianfan", "step": "stepfun",
     "azure-openai": "azure", "nous-portal": "nous", "hf": "huggingface", "nim": "nvidia",
     "github-models": "github", "lm-studio": "lmstudio", "llama.cpp": "llamacpp",
-    "llama-cpp": "llamacpp", "codex": "openai-codex", "or": "openrouter",
+    "llama-cpp": "llamacpp", "codex": "openai-responses", "or": "openrouter",
 }
