@@ -173,10 +173,16 @@ class Client(_Base):
     first request costs about what later ones do: make one Client and reuse it. No
     connection is opened before the first request.
 
+    ``fallback_stick_s`` (default: the config's, else 300; 0 turns it off): after a call
+    fell back, later calls start at the model that served for that many seconds, then
+    one call probes the primary (docs/guides/reasoning-and-fallback.md). ``speed="fast"``:
+    Anthropic's fast mode for every call where the model has it (off by default).
+
     Beyond the documented arguments, keyword-only seams for tests and embedders:
     ``retry`` (a :class:`~modelwire.resilience.RetryPolicy`), ``sleep`` (called with
     each backoff wait), ``transport`` (a :class:`~modelwire.transport.SyncTransport`),
-    ``pools`` (credential pools to share: provider → pool, or a callable).
+    ``pools`` (credential pools to share: provider → pool, or a callable), ``clock``
+    (monotonic seconds, for the sticky fallback's window).
     """
 
     def _warm(self) -> None:
