@@ -228,3 +228,22 @@ def test_deepseek_thinking_flag_follows_the_thinking_setting(thinking, sent):
         request["thinking"] = thinking
     target = Target(CATALOG["deepseek"], "deepseek-v4-pro", "sk-test-key", CATALOG["deepseek"].base_url, ())
     assert orjson.loads(cc.encode_request(request, target).body)["thinking"] == sent
+
+
+def test_kimis_anthropic_endpoint_gets_no_thinking_request_and_its_own_limit():
+    import orjson
+
+    from modelwire.codecs import anthropic_messages as am
+    from modelwire.providers import resolve
+
+    resolved = resolve("kimi/kimi-k2.6", api_mode="anthropic_messages")
+    assert resolved.profile.name == "moonshot-anthropic"
+    target = Target(resolved.profile, "kimi-k2.6", "sk-test-key", resolved.base_url, ())
+    request = {"messages": [{"role": "user", "content": "hi"}], "thinking": "high",
+               "response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}}}
+    body = orjson.loads(am.encode_request(request, target).body)
+    # Kimi drives reasoning server-side: no thinking, no effort; structured output stays
+    assert "thinking" not in body and "effort" not in body.get("output_config", {})
+    assert "temperature" not in body  # budget thinking's forced 1 goes with it
+    assert body["output_config"]["format"]["type"] == "json_schema"
+    assert body["max_tokens"] == 262_144

@@ -143,7 +143,10 @@ class KimiAnthropicProfile(ProviderProfile):
     def patch_body(self, body: dict[str, Any], target: Target) -> dict[str, Any]:
         # Kimi drives reasoning server-side: Anthropic's thinking and output_config.effort
         # are never sent there (hermes-behaviours 2.4, #13848, #13826)
+        thinking = body.get("thinking")
         body = {k: v for k, v in body.items() if k != "thinking"}
+        if thinking and body.get("temperature") == 1:
+            del body["temperature"]  # forced to 1 only because of the thinking just dropped
         config = body.get("output_config")
         if isinstance(config, dict) and "effort" in config:
             rest = {k: v for k, v in config.items() if k != "effort"}
