@@ -9,8 +9,8 @@ import dataclasses
 import orjson
 import pytest
 
+from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
-from modelwire.codecs._target import Target
 from modelwire.providers.catalog import CATALOG
 
 # every Anthropic-protocol row: (a model it serves, the max_tokens sent by default)
