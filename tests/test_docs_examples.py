@@ -218,7 +218,16 @@ def test_check_comments_name_a_reason_and_sit_on_a_fence() -> None:
     bad = []
     for path in FILES:
         lines = path.read_text(encoding="utf-8").splitlines()
+        fence = ""
         for n, line in enumerate(lines):
+            m = FENCE.match(line)
+            if fence:  # inside a fenced block: markers there are text
+                if line.strip().startswith(fence):
+                    fence = ""
+                continue
+            if m:
+                fence = m.group(2)
+                continue
             if line.strip().startswith("<!-- check:"):
                 follows = lines[n + 1] if n + 1 < len(lines) else ""
                 if not CHECK.match(line.strip()) or not FENCE.match(follows):
@@ -230,3 +239,13 @@ def test_readme_is_a_front_door() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.encode()) <= 10 * 1024
     assert "make demo" in text and "make test" in text
+
+
+def test_readme_provider_count_is_the_catalogs() -> None:
+    from modelwire.providers.catalog import CATALOG
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"(\d+) catalog rows", text)
+    assert m, "README.md: no 'N catalog rows' in the Providers section"
+    assert int(m.group(1)) == len(CATALOG), (
+        f"README.md says {m.group(1)} catalog rows; the catalog has {len(CATALOG)}")
