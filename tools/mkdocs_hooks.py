@@ -71,6 +71,11 @@ _MEANING = {
     "GatewayConfig.seal_secret_env": "Variable holding the secret that seals foreign reasoning.",
 }
 
+# Said after the meaning: forms the validator accepts that no constant lists.
+_FORMS = {
+    "CredentialPoolConfig.store": "`sqlite:///path`, `redis://host:port/db` or `rediss://...` (TLS).",
+}
+
 # field -> the module constant listing its allowed values
 _CHOICES = {
     "ModelEntry.api_mode": "API_MODES",
@@ -130,7 +135,24 @@ def _default(f: dataclasses.Field[Any]) -> str:
         return f"`{str(value).lower()}`"
     if isinstance(value, (dict, tuple, list)) and not value:
         return "`{}`" if isinstance(value, dict) else "`[]`"
+    if isinstance(value, int) and value >= 1024 * 1024 and value % (1024 * 1024) == 0:
+        return f"`{value}` ({value // (1024 * 1024)} MiB)"
     return f"`{json.dumps(value) if isinstance(value, str) else value}`"
+
+
+def _sentence(text: str) -> str:
+    """A source comment as a table cell: capitalized, ending with a period."""
+    text = text.strip().replace("->", "→").replace("|", "\\|")
+    if text.startswith("None:"):
+        text = "Unset:" + text[5:]
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", ")", "`")) else text + "."
+
+
+def _rst_to_md(text: str) -> str:
+    """Docstring markup (``code``, :mod:`x`) as Markdown."""
+    text = re.sub(r":(?:mod|class|func|meth|data|attr):`~?([^`]+)`", r"`\1`", text)
+    return text.replace("``", "`")
 
 
 def config_reference() -> str:
@@ -146,15 +168,19 @@ def config_reference() -> str:
             if f.name in ("name", "path"):  # the entry's key in the file / where it was read
                 continue
             key = f"{cls_name}.{f.name}"
-            meaning = comments.get(key) or _MEANING.get(key) or "(not described yet)"
-            meaning = meaning.replace("->", "→").replace("|", "\\|")
+            meaning = _sentence(comments.get(key) or _MEANING.get(key) or "(not described yet)")
             if key in _CHOICES and hasattr(config, _CHOICES[key]):
                 values = ", ".join(f"`{v}`" for v in getattr(config, _CHOICES[key]))
                 meaning += f" One of {values}."
+            if key in _FORMS:
+                meaning += " " + _FORMS[key]
             type_name = _TYPES.get(str(f.type), f"`{f.type}`")
-            rows.append(f"| `{f.name}` | {type_name} | {_default(f)} | {meaning} |")
+            default = _default(f)
+            if type_name.startswith("mapping") and default == "`[]`":
+                default = "`{}`"  # tuple of pairs in Python, a mapping in the file
+            rows.append(f"| `{f.name}` | {type_name} | {default} | {meaning} |")
         title = section if section.startswith("(") else f"`{section}`"
-        parts.append(f"### {title}\n\n{doc}\n\n" + "\n".join(rows))
+        parts.append(f"### {title}\n\n{_rst_to_md(doc)}\n\n" + "\n".join(rows))
     return "\n\n".join(parts)
 
 
