@@ -376,6 +376,19 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     return MARKER.sub(fill, markdown)
 
 
+_ROLE = re.compile(r":(?:class|mod|func|meth|data|attr|exc|obj):<code>(~?)([^<]*)</code>")
+
+
+def _role_as_code(m: re.Match[str]) -> str:
+    name = m.group(2).rsplit(".", 1)[-1] if m.group(1) else m.group(2)  # ~ shows the last part
+    return f"<code>{name}</code>"
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    """Docstrings use reST roles (:class:`~x.Y`); the API pages show them as code."""
+    return _ROLE.sub(_role_as_code, html)
+
+
 def on_files(files: Any, config: Any) -> Any:
     from mkdocs.structure.files import File
 
