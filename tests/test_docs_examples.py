@@ -192,6 +192,7 @@ def _busy_ports(blocks: list[Block]) -> list[int]:
 FILES = doc_files()
 
 
+@pytest.mark.timeout(600)  # each block has its own limit (TIMEOUT); a page has several
 @pytest.mark.parametrize("path", FILES, ids=[str(f.relative_to(ROOT)) for f in FILES])
 def test_examples_run_as_written(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     blocks = [b for b in blocks_of(path) if b.mode != "skip"]
