@@ -222,11 +222,20 @@ def _thinking_block(detail: Any, ctx: ConvertContext) -> dict[str, Any] | None:
 
 
 def _unsigned_echo(msg: dict[str, Any], ctx: ConvertContext) -> list[dict[str, Any]]:
-    if ctx.profile.unsigned_thinking_echo and msg.get("reasoning_content"):
+    if ctx.profile.unsigned_thinking_echo and msg.get("reasoning_content") \
+            and _unattributed_or_own(msg, ctx.profile):
         # DeepSeek's and Kimi's Anthropic endpoints want the reasoning back (unsigned)
-        # on tool-call turns, rebuilt from the text
+        # on tool-call turns, rebuilt from the text: text with no block saying who wrote
+        # it (a plain history) or their own, never another issuer's (hermes #15748)
         return [{"type": "thinking", "thinking": msg["reasoning_content"]}]
     return []
+
+
+def _unattributed_or_own(msg: dict[str, Any], profile: Any) -> bool:
+    details = msg.get("reasoning_details")
+    if not isinstance(details, list) or not details:
+        return True
+    return any(isinstance(d, dict) and profile.accepts_issuer(d.get("issuer") or "") for d in details)
 
 
 def _tool_use(call: dict[str, Any], where: str) -> dict[str, Any]:

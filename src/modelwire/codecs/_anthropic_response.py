@@ -330,9 +330,12 @@ def _answer_blocks(msg: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any]
     return content, citations, thought
 
 
-def encode_response(completion: Completion, request: dict[str, Any] | None = None) -> dict[str, Any]:
+def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
+                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
     """A Completion as Anthropic's non-stream response body, its blocks in the order the
-    upstream gave them (``block_order``; by default thinking, server tools, text, tools)."""
+    upstream gave them (``block_order``; by default thinking, server tools, text, tools).
+    ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
+    model the client asked for); by default the completion's."""
     msg = completion.message
     content, citations, thought = _answer_blocks(msg)  # type: ignore[arg-type]
     if "block_order" not in msg:
@@ -354,10 +357,10 @@ def encode_response(completion: Completion, request: dict[str, Any] | None = Non
     stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
                                 completion.stop_sequence)
     return {
-        "id": completion.id or "msg_modelwire",
+        "id": id or completion.id or "msg_modelwire",
         "type": "message",
         "role": "assistant",
-        "model": completion.model or (request or {}).get("model", ""),
+        "model": model or completion.model or (request or {}).get("model", ""),
         "content": content,
         "stop_reason": stop,
         "stop_sequence": matched,
