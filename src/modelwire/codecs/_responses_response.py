@@ -105,14 +105,17 @@ def _int(value: Any) -> int:
 
 
 def usage_out(usage: Usage | None) -> dict[str, Any] | None:
+    """Internal usage -> the Responses API's usage object, always from the counts: the
+    upstream's ``raw`` may be another protocol's with the same key names (Anthropic's has
+    ``input_tokens`` / ``output_tokens`` but no ``total_tokens``, which Codex requires)."""
     if usage is None:
         return None
-    raw = usage.get("raw")
-    if isinstance(raw, dict) and "input_tokens" in raw and "output_tokens" in raw:
-        return raw  # a Responses server's own usage: passed on as it was
+    details = {"cached_tokens": usage["cache_read_tokens"]}
+    if usage["cache_write_tokens"]:  # Bedrock Mantle's field (usage_in); OpenAI has none
+        details["cache_write_tokens"] = usage["cache_write_tokens"]
     return {
         "input_tokens": usage["prompt_tokens"],
-        "input_tokens_details": {"cached_tokens": usage["cache_read_tokens"]},
+        "input_tokens_details": details,
         "output_tokens": usage["completion_tokens"],
         "output_tokens_details": {"reasoning_tokens": usage["reasoning_tokens"]},
         "total_tokens": usage["total_tokens"],
