@@ -33,6 +33,7 @@ from ..events import (
 )
 from ..types import Request, Usage
 from ._responses_decode import custom_input, custom_names
+from ._responses_namespaces import namespace_table
 from ._responses_response import (
     REASONING_SEPARATOR,
     annotation_out,
@@ -94,6 +95,7 @@ class StreamEncoder:
         self._reasoning_text = False  # any reasoning text written yet
         self._text_len = 0  # of the message text so far (annotations count from its start)
         self._custom = custom_names(request)
+        self._namespaces = namespace_table(request)
 
     # ------------------------------------------------------------------ public
     def feed(self, event: StreamEvent) -> bytes:
@@ -356,9 +358,9 @@ class StreamEncoder:
         call.call_id, call.name = call_id, name
         if custom:  # its text is known once the call's JSON arguments are whole
             call.kind = "custom"
-            item = custom_call_item(call.id, call_id, name, "", "in_progress")
+            item = custom_call_item(call.id, call_id, name, "", "in_progress", self._namespaces)
         else:
-            item = function_call_item(call.id, call_id, name, "", "in_progress")
+            item = function_call_item(call.id, call_id, name, "", "in_progress", self._namespaces)
         self._emit(out, "response.output_item.added", output_index=call.index, item=item)
         return call
 
@@ -370,11 +372,13 @@ class StreamEncoder:
                        delta=text)
             self._emit(out, "response.custom_tool_call_input.done", item_id=call.id, output_index=call.index,
                        input=text)
-            self._done_item(call, custom_call_item(call.id, call.call_id, call.name, text, "completed"), out)
+            self._done_item(call, custom_call_item(call.id, call.call_id, call.name, text, "completed",
+                                                        self._namespaces), out)
             return
         self._emit(out, "response.function_call_arguments.done", item_id=call.id, output_index=call.index,
                    arguments=arguments)
-        self._done_item(call, function_call_item(call.id, call.call_id, call.name, arguments, "completed"), out)
+        self._done_item(call, function_call_item(call.id, call.call_id, call.name, arguments, "completed",
+                                                    self._namespaces), out)
 
     # ---------------------------------------------------------------- the rest
     def _passthrough(self, block: dict[str, Any], out: list[bytes]) -> None:

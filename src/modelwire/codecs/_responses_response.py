@@ -54,6 +54,7 @@ from ..events import (
 )
 from ..types import FinishReason, Request, Usage
 from ._responses_decode import custom_input, custom_names, reasoning_texts
+from ._responses_namespaces import call_name, namespace_table, split_name
 from ._responses_request import request_fields
 
 __all__ = [
@@ -159,7 +160,7 @@ def output_events(response: Mapping[str, Any], issuer: str) -> list[StreamEvent]
         elif kind == "function_call":
             if not isinstance(item.get("name"), str):
                 raise ProtocolError("function_call output item without a name")
-            events.append(ToolCallStart(calls, str(item.get("call_id") or ""), item["name"]))
+            events.append(ToolCallStart(calls, str(item.get("call_id") or ""), call_name(item)))
             arguments = item.get("arguments") or ""
             if not isinstance(arguments, str):
                 raise ProtocolError("function_call arguments must be a string")
@@ -344,15 +345,16 @@ def encode_response(
             item["content"][0]["annotations"] = notes
         output.append(item)
     custom = custom_names(request)
+    table = namespace_table(request)
     for n, call in enumerate(msg.get("tool_calls") or ()):
         fn = call.get("function") or {}
         name = fn.get("name", "")
         if name in custom:  # the client declared it a custom tool: its call is one too
             output.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
-                                           custom_input(fn.get("arguments", "")), "completed"))
+                                           custom_input(fn.get("arguments", "")), "completed", table))
             continue
         output.append(function_call_item(
-            mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed"
+            mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed", table
         ))
     status, reason = _status_of(completion.finish_reason)
     return response_object(
@@ -400,16 +402,30 @@ def output_text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
 
 
-def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str) -> dict[str, Any]:
-    return {"id": item_id, "type": "custom_tool_call", "status": status, "call_id": call_id, "name": name,
+def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str,
+                     namespaces: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """A ``custom_tool_call`` item; ``namespaces``: the request's table, which splits a
+    flat name back into ``namespace`` and ``name``."""
+    item = {"id": item_id, "type": "custom_tool_call", "status": status, "call_id": call_id, "name": name,
             "input": text}
+    return _namespaced(item, namespaces)
 
 
-def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
-    return {
+def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str,
+                       namespaces: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """A ``function_call`` item; ``namespaces`` as for :func:`custom_call_item`."""
+    item = {
         "id": item_id, "type": "function_call", "status": status,
         "arguments": arguments, "call_id": call_id, "name": name,
     }
+    return _namespaced(item, namespaces)
+
+
+def _namespaced(item: dict[str, Any], namespaces: Mapping[str, tuple[str, str]] | None) -> dict[str, Any]:
+    space, name = split_name(item["name"], namespaces or {})
+    if space is not None:
+        item["name"], item["namespace"] = name, space
+    return item
 
 
 # ================================================================ errors
