@@ -20,6 +20,7 @@ import orjson
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..types import Effort, Message, Request, ToolSpec
 from ._responses_namespaces import call_name, flat_name
+from ._responses_shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
 __all__ = ["custom_input", "custom_input_schema", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
 
@@ -98,6 +99,8 @@ def decode_request(
         request["metadata"]["custom_tools"] = tools.custom  # type: ignore[typeddict-unknown-key]
     if tools.namespaces:
         request["metadata"]["namespaces"] = tools.namespaces  # type: ignore[typeddict-unknown-key]
+    if tools.shell:
+        request["metadata"]["local_shell"] = True  # type: ignore[typeddict-unknown-key]
     if "tool_choice" in request:
         request["tool_choice"] = _namespaced_choice(request["tool_choice"], tools.namespaces)
     if extra:
@@ -139,6 +142,7 @@ class _Tools:
         self.specs: list[ToolSpec] | None = None
         self.custom: list[str] = []
         self.namespaces: dict[str, tuple[str, str]] = {}
+        self.shell = False  # the local_shell tool is among them
         if value is None:
             return
         if not isinstance(value, list):
@@ -149,6 +153,9 @@ class _Tools:
         for tool in value:
             if isinstance(tool, dict) and tool.get("type") == "namespace":
                 self._namespace(tool, taken)
+            elif isinstance(tool, dict) and tool.get("type") == LOCAL_SHELL:
+                self.shell = True
+                self.specs.append(shell_tool_spec())  # type: ignore[arg-type]
             else:
                 self._add(tool)
 
@@ -325,7 +332,7 @@ def decode_input(value: Any, issuer: str, *,
         if kind == "message" and role != "assistant":
             turn = None
             out.append(_decode_message(item, index))
-        elif kind in ("function_call_output", "custom_tool_call_output"):
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             turn = None
             out.append(_decode_tool_result(item, index))
         elif kind in _ASSISTANT_ITEM_TYPES or kind.endswith("_call"):
@@ -355,6 +362,7 @@ class _Turn:
 
     _RANK: ClassVar[dict[str, int]] = {
         "reasoning": 0, "passthrough": 1, "message": 2, "function_call": 3, "custom_tool_call": 3,
+        "local_shell_call": 3,
     }
 
     def __init__(self, flat: Mapping[tuple[str, str], str]) -> None:
@@ -384,6 +392,13 @@ class _Turn:
             msg["content"] = text
             if refusal:
                 msg["refusal"] = refusal
+        elif kind == "local_shell_call":
+            if not isinstance(item.get("call_id"), str):
+                raise MessageError("local_shell_call item needs a call_id", index=index)
+            msg.setdefault("tool_calls", []).append({
+                "id": item["call_id"], "type": "function",
+                "function": {"name": LOCAL_SHELL, "arguments": shell_arguments(item)},
+            })
         elif kind in ("function_call", "custom_tool_call"):
             # a custom tool's text becomes the one argument of the function it is here
             field, what = ("arguments", "a JSON string") if kind == "function_call" else ("input", "a string")
@@ -441,6 +456,8 @@ def _decode_message(item: dict[str, Any], index: int) -> Message:
 
 def _decode_tool_result(item: dict[str, Any], index: int) -> Message:
     call_id = item.get("call_id")
+    if call_id is None and item.get("type") == "local_shell_call_output":
+        call_id = item.get("id")  # the API's shape names the call by "id"
     if not isinstance(call_id, str):
         raise MessageError(f"{item.get('type')} needs a call_id", index=index)
     output = item.get("output", "")

@@ -45,6 +45,7 @@ from ._responses_response import (
     response_object,
     usage_out,
 )
+from ._responses_shell import is_shell_call, shell_call_item
 from ._sse import TEXT_MARK, split_at_text_mark
 
 __all__ = ["StreamEncoder"]
@@ -61,7 +62,7 @@ class _Open:
         self.id = item_id
         self.index = index
         self.parts: list[dict[str, Any]] = []  # finished content / summary parts
-        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""; a call: "custom" or ""
+        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""; a call: "custom", "shell" or ""
         self.buf: list[str] = []
         self.call_id = ""
         self.name = ""
@@ -112,7 +113,7 @@ class StreamEncoder:
             call = self._calls.get(event.index) or self._open_call(event.index, "", "", out)  # type: ignore[union-attr]
             if event.arguments:  # type: ignore[union-attr]
                 call.buf.append(event.arguments)  # type: ignore[union-attr]
-                if call.kind != "custom":  # a custom call's text goes out whole, at its end
+                if call.kind == "":  # a custom call's text, a shell call's action: whole, at the end
                     self._emit(out, "response.function_call_arguments.delta", item_id=call.id,
                                output_index=call.index, delta=event.arguments)  # type: ignore[union-attr]
         elif t is ReasoningDelta:
@@ -353,6 +354,12 @@ class StreamEncoder:
     def _open_call(self, index: int, call_id: str, name: str, out: list[bytes]) -> _Open:
         self._seal_reasoning(out)
         self._close_message(out)
+        if is_shell_call(name, self.request):  # its action is known once the arguments are whole
+            call = self._calls[index] = self._add_item("lsh", None, out)
+            call.call_id, call.name, call.kind = call_id, name, "shell"
+            self._emit(out, "response.output_item.added", output_index=call.index,
+                       item=shell_call_item(call.id, call_id, "", "in_progress"))
+            return call
         custom = name in self._custom
         call = self._calls[index] = self._add_item("ctc" if custom else "fc", None, out)
         call.call_id, call.name = call_id, name
@@ -366,6 +373,9 @@ class StreamEncoder:
 
     def _close_call(self, call: _Open, out: list[bytes]) -> None:
         arguments = "".join(call.buf)
+        if call.kind == "shell":
+            self._done_item(call, shell_call_item(call.id, call.call_id, arguments, "completed"), out)
+            return
         if call.kind == "custom":
             text = custom_input(arguments)
             self._emit(out, "response.custom_tool_call_input.delta", item_id=call.id, output_index=call.index,

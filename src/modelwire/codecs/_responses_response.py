@@ -56,6 +56,7 @@ from ..types import FinishReason, Request, Usage
 from ._responses_decode import custom_input, custom_names, reasoning_texts
 from ._responses_namespaces import call_name, namespace_table, split_name
 from ._responses_request import request_fields
+from ._responses_shell import is_shell_call, shell_call_item
 
 __all__ = [
     "DEFAULT_ISSUER",
@@ -349,6 +350,10 @@ def encode_response(
     for n, call in enumerate(msg.get("tool_calls") or ()):
         fn = call.get("function") or {}
         name = fn.get("name", "")
+        if is_shell_call(name, request):  # the client offered its local shell: run there
+            output.append(shell_call_item(mint_id("lsh", rid, n), call.get("id", ""), fn.get("arguments", ""),
+                                          "completed"))
+            continue
         if name in custom:  # the client declared it a custom tool: its call is one too
             output.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
                                            custom_input(fn.get("arguments", "")), "completed", table))
