@@ -33,6 +33,7 @@ from ..events import (
 )
 from ..types import Request, Usage
 from ._responses_decode import custom_input, custom_names
+from ._responses_hosted import output_item
 from ._responses_namespaces import namespace_table
 from ._responses_response import (
     REASONING_SEPARATOR,
@@ -392,12 +393,13 @@ class StreamEncoder:
 
     # ---------------------------------------------------------------- the rest
     def _passthrough(self, block: dict[str, Any], out: list[bytes]) -> None:
-        if not isinstance(block.get("type"), str):
+        native = output_item(block)
+        if native is None:
             return
         self._seal_reasoning(out)
         self._close_message(out)
-        opened = self._add_item("item", block, out)
-        item = {**block, "id": opened.id}
+        opened = self._add_item("item", native, out)
+        item = {**native, "id": opened.id}
         self._emit(out, "response.output_item.added", output_index=opened.index, item=item)
         self._done_item(opened, item, out)
 

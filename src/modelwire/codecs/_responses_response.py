@@ -54,6 +54,7 @@ from ..events import (
 )
 from ..types import FinishReason, Request, Usage
 from ._responses_decode import custom_input, custom_names, reasoning_texts
+from ._responses_hosted import output_item
 from ._responses_namespaces import call_name, namespace_table, split_name
 from ._responses_request import request_fields
 from ._responses_shell import is_shell_call, shell_call_item
@@ -335,8 +336,9 @@ def encode_response(
         output.append(_with_id(block, "rs", rid, n))
     for n, entry in enumerate(msg.get("passthrough") or ()):
         block = entry.get("block") if isinstance(entry, dict) else None
-        if isinstance(block, dict) and "type" in block:
-            output.append(_with_id(block, "item", rid, n))
+        item = output_item(block) if isinstance(block, dict) else None
+        if item is not None:
+            output.append(_with_id(item, "item", rid, n))
     text = completion.text
     refusal = msg.get("refusal")
     if text or refusal or not msg.get("tool_calls"):
