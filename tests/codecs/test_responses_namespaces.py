@@ -69,9 +69,34 @@ def test_an_upstream_without_namespaces_gets_plain_functions(codec):
     req = _request()
     req["metadata"]["source_api"] = "responses"
     target = Target(profile=ProviderProfile(name="x", base_url="http://127.0.0.1:9", api_mode=api), model="m")
-    body = orjson.loads(codec.encode_request(req, target).body)
+    raw = codec.encode_request(req, target).body
+    body = orjson.loads(raw)
     names = [t.get("name") or t["function"]["name"] for t in body["tools"]]
     assert "mcp__demo__lookup_color" in names and all(NAME_RULE.fullmatch(n) for n in names)
+    assert b"x-modelwire" not in raw  # the door's own mark stays out of the wire
+
+
+def test_a_responses_upstream_gets_the_namespaces_back_as_they_came():
+    history = [
+        {"type": "message", "role": "user", "content": "What colour does Ada like?"},
+        {"type": "function_call", "call_id": "call_1", "namespace": "mcp__demo", "name": "lookup_color",
+         "arguments": '{"person": "Ada"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "teal"},
+    ]
+    req = responses.decode_request({"model": "m", "input": history, "tools": TOOLS[:2]})
+    target = Target(profile=ProviderProfile(name="x", base_url="http://127.0.0.1:9", api_mode="responses"), model="m")
+    raw = responses.encode_request(req, target).body
+    body = orjson.loads(raw)
+    assert body["tools"] == [
+        {"type": "function", "name": "exec_command", "parameters": {"type": "object", "properties": {}},
+         "strict": False},
+        {"type": "namespace", "name": "mcp__demo", "description": "Tools of demo.", "tools": [
+            {"type": "function", "name": "lookup_color", "description": "Colour of a person.", "parameters": PARAMS,
+             "strict": False}]},
+    ]
+    call = body["input"][1]
+    assert (call["type"], call["namespace"], call["name"]) == ("function_call", "mcp__demo", "lookup_color")
+    assert b"x-modelwire" not in raw
 
 
 def _completion(name: str) -> Completion:

@@ -19,7 +19,7 @@ import orjson
 
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..types import Effort, Message, Request, ToolSpec
-from ._responses_namespaces import call_name, flat_name
+from ._responses_namespaces import NAMESPACE_KEY, call_name, flat_name
 from ._responses_shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
 __all__ = ["custom_input", "custom_input_schema", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
@@ -183,6 +183,8 @@ class _Tools:
             taken.add(flat)
             self.namespaces[flat] = (space, member["name"])
             self._add(member, flat)
+            self.specs[-1][NAMESPACE_KEY] = {  # type: ignore[index, literal-required]
+                "name": space, "description": tool.get("description"), "member": member["name"]}
 
 
 def _namespaced_choice(choice: Any, table: Mapping[str, tuple[str, str]]) -> Any:

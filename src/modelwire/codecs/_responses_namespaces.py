@@ -6,7 +6,10 @@ back as ``function_call`` items with ``namespace`` and ``name`` apart. Chat Comp
 Anthropic Messages have no groups, so the Responses door flattens each member into a
 function named :func:`flat_name` (``<namespace>__<name>``: Codex's own spelling of MCP
 tools) and remembers, in the request's metadata, which flat name is which pair; its
-encoders split the model's calls back with that table.
+encoders split the model's calls back with that table. Each flat spec also carries its
+namespace (:data:`NAMESPACE_KEY`), so the Responses encoder can give an upstream that
+speaks the Responses API the group back as it came (:func:`regroup`,
+:func:`namespaced_calls`); the other encoders leave the mark out.
 
 Every provider takes tool names of at most 64 characters of ``[a-zA-Z0-9_-]``
 (OpenAI, Anthropic, Gemini): a joined name that breaks that rule is cut and given a
@@ -20,7 +23,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_TOOL_NAME", "call_name", "flat_name", "namespace_table", "split_name"]
+from ._target import NAMESPACE_KEY
+
+__all__ = ["MAX_TOOL_NAME", "NAMESPACE_KEY", "call_name", "flat_name", "namespace_table", "namespaced_calls",
+           "regroup", "spec_table", "split_name"]
 
 MAX_TOOL_NAME = 64
 _VALID = re.compile(r"[a-zA-Z0-9_-]+")
@@ -60,3 +66,40 @@ def split_name(name: str, table: Mapping[str, tuple[str, str]]) -> tuple[str | N
     """A call's internal name -> (namespace or None, name as the client declared it)."""
     pair = table.get(name)
     return (pair[0], pair[1]) if pair else (None, name)
+
+
+def regroup(encoded: list[dict[str, Any]], specs: list[Any]) -> list[dict[str, Any]]:
+    """Responses tools (``encoded``, one per spec of ``specs``) with the flattened members
+    of a namespace put back in it, at the place of its first member."""
+    out: list[dict[str, Any]] = []
+    groups: dict[str, dict[str, Any]] = {}
+    for tool, spec in zip(encoded, specs):
+        mark = spec.get(NAMESPACE_KEY) if isinstance(spec, dict) else None
+        if not isinstance(mark, dict) or tool.get("type") != "function":
+            out.append(tool)
+            continue
+        group = groups.get(mark["name"])
+        if group is None:
+            group = groups[mark["name"]] = {"type": "namespace", "name": mark["name"],
+                                            "description": mark.get("description") or "", "tools": []}
+            out.append(group)
+        group["tools"].append({**tool, "name": mark["member"]})
+    return out
+
+
+def spec_table(specs: list[Any]) -> dict[str, tuple[str, str]]:
+    """Flat name -> (namespace, name) from the specs' marks (see :data:`NAMESPACE_KEY`)."""
+    table = {}
+    for spec in specs:
+        mark = spec.get(NAMESPACE_KEY) if isinstance(spec, dict) else None
+        fn = spec.get("function") if isinstance(spec, dict) else None
+        if isinstance(mark, dict) and isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            table[fn["name"]] = (mark["name"], mark["member"])
+    return table
+
+
+def namespaced_calls(items: list[dict[str, Any]], table: Mapping[str, tuple[str, str]]) -> None:
+    """Echoed ``function_call`` items of namespace members named as the API names them."""
+    for item in items:
+        if item.get("type") == "function_call" and item.get("name") in table:
+            item["namespace"], item["name"] = table[item["name"]]

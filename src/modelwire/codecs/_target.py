@@ -76,6 +76,10 @@ def protocol_name(api: str) -> str:
 # marks a tool a front door's caller put in the upstream's own terms (the gateway's
 # ``unsupported_tools: map``): it goes to that protocol as it is, the mark taken off
 FOR_PROTOCOL = "x-modelwire-for"
+# on a function spec the Responses door flattened out of a namespace tool: that namespace
+# ({"name", "description", "member"}), so a Responses upstream gets the group back as it
+# came; the encoders of other protocols leave it out
+NAMESPACE_KEY = "x-modelwire-namespace"
 
 
 def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -> dict[str, Any]:
