@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .accumulate import Accumulator
     from .agent import Agent, AgentResult
     from .client import AsyncClient, Client
+    from .model import Model
     from .tools import tool
 
 __version__ = "0.1.0"
@@ -52,6 +53,7 @@ _LAZY = {
     "AgentResult": "modelwire.agent",
     "AsyncClient": "modelwire.client",
     "Client": "modelwire.client",
+    "Model": "modelwire.model",
     "tool": "modelwire.tools",
 }
 
@@ -73,6 +75,7 @@ __all__ = [
     "CredentialError",
     "FallbackExhaustedError",
     "MessageError",
+    "Model",
     "ModelNotFoundError",
     "ModelwireError",
     "NoCredentialsError",

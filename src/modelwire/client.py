@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from ._client_core import Options, Plan, Settings
@@ -48,7 +48,8 @@ from .events import (
 if TYPE_CHECKING:
     from .completion import Completion
     from .events import StreamEvent
-    from .resilience import RetryPolicy
+    from .model import Model
+    from .resilience import RetryPolicy, Skipped
     from .transport import AsyncTransport, SyncTransport, Timeouts
 
 __all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
@@ -59,12 +60,12 @@ log = logging.getLogger("modelwire.client")
 class _Base:
     def __init__(
         self,
-        model: str,
+        model: str | Model,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
         api_mode: str | None = None,
-        fallback: tuple[str, ...] | list[str] = (),
+        fallback: Sequence[str | Model] = (),
         config: Any = None,
         timeout: float | Timeouts | None = None,
         headers: Mapping[str, str] | None = None,
@@ -75,11 +76,13 @@ class _Base:
         speed: str | None = None,
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] | None = None,
+        strict_fallbacks: bool = True,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
             config=config, timeout=timeout, headers=headers, retry=retry, pools=pools,
             speed=speed, fallback_stick_s=fallback_stick_s, clock=clock or time.monotonic,
+            strict_fallbacks=strict_fallbacks,
         )
         self._sleep = sleep
         self._transport = transport
@@ -95,7 +98,7 @@ class _Base:
 
     @property
     def model(self) -> str:
-        """The model string the client was made with."""
+        """The model string the client was made with (a :class:`~modelwire.Model`'s name)."""
         return self._settings.model
 
     @property
@@ -113,6 +116,12 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    @property
+    def skipped_fallbacks(self) -> tuple[Skipped, ...]:
+        """Fallback entries left out of the chain, each with its reason: unresolvable ones
+        (only with ``strict_fallbacks=False``; else construction raised) and duplicates."""
+        return tuple(self._settings.chain().skipped)
 
     def hold_fallback(self) -> contextlib.AbstractContextManager[None]:
         """While held, a fallback this Client fell back to stays in use (no probe of the
