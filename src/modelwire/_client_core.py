@@ -26,6 +26,7 @@ from .transport import Timeouts
 
 if TYPE_CHECKING:
     from .codecs._target import EncodedRequest
+    from .providers.prices import Price
     from .providers.profile import ProviderProfile
     from .resilience import RetryPolicy
 
@@ -73,6 +74,7 @@ class Endpoint:
     headers: tuple[tuple[str, str], ...] = ()  # from the config entry and its Model
     speed: str | None = None  # from the config entry
     timeouts: Timeouts | None = None  # its Model's own (None: the Client's)
+    price: Price | None = None  # its published price, for Completion.cost (None: unknown)
 
 
 @dataclass(slots=True)
@@ -104,6 +106,7 @@ class Settings:
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         strict_fallbacks: bool = True,
+        prices: Mapping[str, Any] | None = None,
     ) -> None:
         from .resilience import RetryPolicy
 
@@ -123,6 +126,8 @@ class Settings:
         self.primary = _primary(model, base_url, api_key, api_mode)
         self.model = self.primary.name
         self.strict_fallbacks = strict_fallbacks
+        self._prices_arg = prices
+        self._prices: dict[str, Price] | None = None
         self._fallback: tuple[Model, ...] | None = self._entries(fallback) or None
         self._config_arg = config
         self._config: Any = None
@@ -193,6 +198,22 @@ class Settings:
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         return os.path.exists(os.path.join(base, "modelwire", "modelwire.yaml"))
 
+    def prices(self) -> dict[str, Price]:
+        """Price rows that win over the built-in table: the config's ``prices:``, then
+        the argument's (``provider/model-id`` -> a Price or its dict)."""
+        if self._prices is None:
+            from .providers.prices import Price, price_from_dict
+
+            config = self.config(strict=False) if self._maybe_config() else None
+            rows: dict[str, Any] = dict(getattr(config, "prices", None) or {})
+            rows.update(self._prices_arg or {})
+            try:
+                self._prices = {k: v if isinstance(v, Price) else price_from_dict(k, v)
+                                for k, v in rows.items()}
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+        return self._prices
+
     def _pool_config(self) -> Any:
         return self.config(strict=False) if self._maybe_config() else None
 
@@ -215,6 +236,7 @@ class Settings:
     def _make_endpoint(self, entry: Model) -> Endpoint:
         from .codecs import codec_for
         from .providers import resolve
+        from .providers.prices import price_for
 
         # resolve() reads the config itself when the name needs it (config names may not
         # look like provider/model, so a provider/model client never parses the file)
@@ -238,6 +260,7 @@ class Settings:
             thinking=entry.thinking or resolved.thinking, extra=dict(resolved.extra),
             headers=tuple(resolved.headers) + entry.headers, speed=resolved.speed,
             timeouts=None if entry.timeout is None else _timeouts(entry.timeout),
+            price=price_for(profile.name, resolved.model_id, self.prices()),
         )
 
     def chain(self) -> FallbackChain[Model, Endpoint]:

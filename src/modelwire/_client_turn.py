@@ -256,6 +256,7 @@ class Turn:
             model=c.model or ep.model_id, provider=ep.profile.name,
             interrupted=interrupted or c.interrupted, attempts=tuple(self.attempts), id=c.id,
             native_finish_reason=c.native_finish_reason, raw=c.raw, stop_sequence=c.stop_sequence,
+            price=ep.price,
         )
 
     def renew_at(self) -> float | None:

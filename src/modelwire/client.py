@@ -77,12 +77,13 @@ class _Base:
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] | None = None,
         strict_fallbacks: bool = True,
+        prices: Mapping[str, Any] | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
             config=config, timeout=timeout, headers=headers, retry=retry, pools=pools,
             speed=speed, fallback_stick_s=fallback_stick_s, clock=clock or time.monotonic,
-            strict_fallbacks=strict_fallbacks,
+            strict_fallbacks=strict_fallbacks, prices=prices,
         )
         self._sleep = sleep
         self._transport = transport
@@ -396,6 +397,17 @@ class Stream:
     def __next__(self) -> StreamEvent:
         return next(self._gen)
 
+    def text(self) -> Iterator[str]:
+        """Only the answer's text, piece by piece as it arrives: ``for text in
+        client.stream(messages).text():``. Every event still folds into ``completion``;
+        leaving the loop early closes the stream, as :meth:`close` does."""
+        try:
+            for event in self._gen:
+                if type(event) is TextDelta:
+                    yield event.text
+        finally:
+            self._gen.close()  # a no-op once exhausted
+
     def close(self) -> None:
         self._gen.close()
 
@@ -654,6 +666,16 @@ class AsyncStream:
 
     async def __anext__(self) -> StreamEvent:
         return await self._gen.__anext__()
+
+    async def text(self) -> AsyncIterator[str]:
+        """Only the answer's text: ``async for text in client.stream(messages).text():``
+        (see :meth:`Stream.text`)."""
+        try:
+            async for event in self._gen:
+                if type(event) is TextDelta:
+                    yield event.text
+        finally:
+            await self._gen.aclose()
 
     async def aclose(self) -> None:
         await self._gen.aclose()
