@@ -131,7 +131,25 @@ def _hold_fallback(client: Any) -> contextlib.ExitStack:
 
 # ------------------------------------------------------------------ agent
 class Agent:
-    """A conversation with tools. History persists across :meth:`run` calls."""
+    """A conversation with tools. History persists across :meth:`run` calls.
+
+    Args:
+        client: A :class:`~modelwire.Client` (for :meth:`run` / :meth:`stream`) or an
+            :class:`~modelwire.AsyncClient` (for :meth:`arun` / :meth:`astream`).
+        tools: :class:`~modelwire.tools.Tool` values or plain functions (made tools with
+            :func:`~modelwire.tool`); the first of two with one name wins.
+        system: The system prompt, sent first on every turn.
+        max_iterations: Model turns per run before it stops with ``max_iterations``.
+        routing: Smart routing: a config, or True to load the user's (simple turns go to
+            the cheap model; docs/guides/smart-routing.md).
+        context_budget: Estimated tokens: the oldest tool results are replaced by a
+            marker in what is sent (the history keeps them).
+        thinking: Reasoning effort for every turn (``low`` ... ``max``).
+        streaming: False sends non-streaming requests.
+        tool_threads: The most tool calls of one turn run at once by the sync loop
+            (default 8; 1: one after another). Results keep the calls' order.
+        **request_options: Passed to every request (``max_tokens``, ``temperature``...).
+    """
 
     def __init__(
         self,
@@ -215,6 +233,8 @@ class Agent:
 
     # ------------------------------------------------------------- sync
     def run(self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None) -> AgentResult:
+        """Run until the model answers without tools, ``max_iterations`` or ``interrupt``
+        (a ``threading.Event``); ``prompt`` is a user message or a list of messages."""
         result = None
         for ev in self.stream(prompt, interrupt=interrupt):
             if isinstance(ev, RunFinished):
@@ -273,6 +293,8 @@ class Agent:
 
     # ------------------------------------------------------------ async
     async def arun(self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None) -> AgentResult:
+        """As :meth:`run`, with an :class:`~modelwire.AsyncClient` (``interrupt``: an
+        ``asyncio.Event`` or ``threading.Event``; cancelling the task works too)."""
         result = None
         async for ev in self.astream(prompt, interrupt=interrupt):
             if isinstance(ev, RunFinished):
