@@ -143,6 +143,8 @@ class Config:
     smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
     credential_pool: CredentialPoolConfig = field(default_factory=CredentialPoolConfig)
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
+    # price rows ("provider/model-id" -> providers.prices.Price) over the built-in table
+    prices: Mapping[str, Any] = field(default_factory=_frozen)
 
 
 # ------------------------------------------------------------------ loading
@@ -197,7 +199,7 @@ def config_from_dict(data: Any, *, path: str | None = None) -> Config:
 # ------------------------------------------------------------------ validation
 
 _TOP = ("models", "default_model", "fallback", "fallback_stick_s", "smart_routing",
-        "credential_pool", "gateway")
+        "credential_pool", "gateway", "prices")
 _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
           "headers", "extra", "speed")
 SPEEDS = ("fast",)
@@ -286,7 +288,27 @@ class _Validator:
             smart_routing=self.smart_routing(top.get("smart_routing"), models),
             credential_pool=self.credential_pool(top.get("credential_pool")),
             gateway=self.gateway(top.get("gateway"), models),
+            prices=FrozenDict(self.prices(top.get("prices"))),
         )
+
+    def prices(self, value: Any) -> dict[str, Any]:
+        from .providers.prices import price_from_dict
+
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("prices", f"expected a mapping, got {_kind(value)}")
+        rows, out = value, {}
+        for key, spec in rows.items():
+            if not isinstance(key, str) or "/" not in key:
+                raise self.fail("prices", f"keys are provider/model-id, got {key!r}")
+            if not isinstance(spec, dict):
+                raise self.fail(f"prices.{key}", f"a mapping of prices, got {_kind(spec)}")
+            try:
+                out[key] = price_from_dict(key, spec)
+            except ValueError as exc:
+                raise self.fail(f"prices.{key}", str(exc)) from None
+        return out
 
     def models(self, value: Any) -> dict[str, ModelEntry]:
         if value is None:
