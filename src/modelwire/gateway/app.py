@@ -16,7 +16,9 @@ from typing import Any
 
 from ..errors import ModelwireError
 from .auth import GatewayKeys
+from .clients import ClientCache
 from .errors import Door, GatewayError, HttpError, error_body, retry_after_header
+from .limits import Limits
 from .models import ModelTable
 from .seal import Sealer
 
@@ -41,6 +43,7 @@ class Gateway:
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
         self.models = ModelTable.from_config(config)
+        self.limits = Limits.from_config(gw)
         self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
         self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
         self.access_log = bool(getattr(gw, "access_log", True))
@@ -53,8 +56,7 @@ class Gateway:
         self.sealer = Sealer(secret) if secret else Sealer()
         if self.sealer.ephemeral:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
-        self._clients: dict[str, Any] = {}
-        self._keyed: list[str] = []  # passthrough clients, oldest first
+        self._clients = ClientCache(_configured_names(config), self.limits.max_adhoc_clients, self._retire)
         routing = getattr(config, "smart_routing", None)
         self.routing_on = bool(routing and routing.enabled and routing.cheap_model)
         self.routing_memory: Any = None
@@ -62,6 +64,7 @@ class Gateway:
             from ..routing import RoutingMemory
 
             self.routing_memory = RoutingMemory()
+        self._closing: set[Any] = set()  # evicted clients' close tasks, kept from the collector
         self.draining = False
         self.drain_expired = False
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
@@ -125,14 +128,16 @@ class Gateway:
         if client is None:
             from ..client import AsyncClient
 
-            client = self._clients[slot] = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
-            if key is not None:
-                self._keyed.append(slot)
-                if len(self._keyed) > 256:
-                    old = self._clients.pop(self._keyed.pop(0), None)
-                    if old is not None and self._loop is not None:
-                        self._loop.create_task(old.close())
+            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
+            self._clients.put(slot, client)
         return client
+
+    def _retire(self, client: Any) -> None:
+        """An evicted client: closed in the loop (its running streams finish first)."""
+        if self._loop is not None:
+            task = self._loop.create_task(client.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
 
     def health(self) -> dict[str, Any]:
         """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
@@ -175,6 +180,19 @@ class Gateway:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+
+
+def _configured_names(config: Any) -> frozenset[str]:
+    """Model strings the config names (models, alias targets, the default, the cheap
+    model): their clients are pinned, never evicted."""
+    names = set(getattr(config, "models", {}) or {})
+    gw = getattr(config, "gateway", None)
+    names.update((getattr(gw, "aliases", {}) or {}).values())
+    routing = getattr(config, "smart_routing", None)
+    for name in (getattr(config, "default_model", None), getattr(routing, "cheap_model", None)):
+        if name:
+            names.add(name)
+    return frozenset(names)
 
 
 def _fingerprint(key: str) -> str:
