@@ -383,6 +383,12 @@ class FrontDoors:
     def state(self) -> Any:
         return self.starlette.state
 
+    @property
+    def limits(self) -> Limits:
+        """What the gateway's HTTP protocol enforces per connection (:mod:`.h1server`)."""
+        limits: Limits = self.starlette.state.gateway.limits
+        return limits
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             endpoint = self.fast.get((scope["path"], scope["method"]))

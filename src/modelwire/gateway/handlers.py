@@ -17,7 +17,7 @@ from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
-from .asgi import Reply
+from .asgi import ClientGone, Reply
 from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
@@ -244,8 +244,8 @@ class _Handlers:
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
             return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
-        except asyncio.CancelledError:
-            ctx.status = 499
+        except (asyncio.CancelledError, ClientGone):
+            ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
         except Exception as exc:  # every error leaves in the door's own shape
             if not isinstance(exc, (GatewayError, ModelwireError)):
