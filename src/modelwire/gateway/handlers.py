@@ -18,6 +18,7 @@ from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
 from .asgi import ClientGone, Reply
+from .depth import check_depth
 from .doors import open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
@@ -168,6 +169,8 @@ class _Handlers:
             raise GatewayError(400, f"request body is not valid JSON: {exc}", "invalid_json") from exc
         if not isinstance(data, dict):
             raise GatewayError(400, "request body must be a JSON object", "invalid_json")
+        limits = self.gw.limits
+        check_depth(body, data, limits.max_json_depth, limits.max_schema_depth)
         ctx.raw_model = data.get("model")
         if ctx.door == "responses":
             # state kept by OpenAI's servers: the conversation would be lost, not continued
