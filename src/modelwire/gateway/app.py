@@ -358,6 +358,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         Route("/health", Endpoint(health), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # Starlette answers a path with a trailing slash with a redirect built from the
+    # client's Host header (an open redirect): such paths are a plain 404 instead
+    app.router.redirect_slashes = False
     app.state.gateway = gateway
     # exact paths only: a route with parameters needs Starlette's matching
     return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ()) if "{" not in r.path})

@@ -1,5 +1,6 @@
-"""Over-deep JSON is the client's mistake: a 400 naming the limit, at every door, never
-a 500 (orjson parses 1,023 levels but writes ~254; schema walks run out of stack)."""
+"""Hostile input is the client's mistake, never a 5xx: over-deep JSON is a 400 naming the
+limit at every door (orjson parses 1,023 levels but writes ~254; schema walks run out of
+stack), and a trailing slash is a 404, never a redirect built from the client's Host."""
 
 from __future__ import annotations
 
@@ -67,3 +68,11 @@ def test_a_schema_within_the_limit_is_served(gw) -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}],
             "tools": [{"type": "function", "function": {"name": "f", "parameters": _schema(40)}}]}
     assert httpx.post(gw.base_url + "/v1/chat/completions", json=body, timeout=10).status_code == 200
+
+
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_trailing_slash_is_never_redirected_to_the_clients_host(gw, method: str) -> None:
+    r = httpx.request(method, gw.base_url + "/v1/chat/completions/", headers={"host": "evil.example"},
+                      content=b"{}", timeout=10, follow_redirects=False)
+    assert r.status_code < 500 and not 300 <= r.status_code < 400
+    assert "evil.example" not in r.text and "evil.example" not in r.headers.get("location", "")
