@@ -20,7 +20,7 @@ from .app import _client_options, _error_response, _read_body, _request_id, acce
 from .asgi import ClientGone, Reply
 from .depth import check_depth
 from .doors import open_sealed, seal_events, seal_message
-from .errors import Door, GatewayError, from_exception
+from .errors import Door, GatewayError, from_exception, scrubbed
 from .forward import forward
 from .lane import eligible, same_protocol
 from .seal import may_hold_envelope
@@ -302,7 +302,7 @@ class _Handlers:
                     ctx.tokens = done.usage["total_tokens"]
             except ModelwireError as exc:
                 ctx.status = from_exception(exc, door).status
-                yield encoder.feed(StreamError(exc))
+                yield encoder.feed(StreamError(scrubbed(exc)))
                 yield encoder.close()
             except asyncio.CancelledError:
                 if not gw.drain_expired:
