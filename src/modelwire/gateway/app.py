@@ -51,7 +51,7 @@ class Gateway:
 
         # a request is not held for a long Retry-After: its client's SDK retries itself
         self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
-        seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
+        seal_env = self.seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
         if self.sealer.ephemeral:
@@ -64,6 +64,7 @@ class Gateway:
             from ..routing import RoutingMemory
 
             self.routing_memory = RoutingMemory()
+        self._seal_logged: float | None = None  # when unopened seals were last logged
         self._closing: set[Any] = set()  # evicted clients' close tasks, kept from the collector
         self.draining = False
         self.drain_expired = False
@@ -139,6 +140,19 @@ class Gateway:
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
+    def seals_unopened(self) -> str:
+        """A request held seals that did not open: logged at most once a minute, with
+        what to set; the text is the answer's ``x-modelwire-warning``."""
+        import time
+
+        warning = (f"sealed reasoning did not open under this gateway's secret and was dropped; "
+                   f"give every instance the same {self.seal_env}")
+        now = time.monotonic()
+        if self._seal_logged is None or now - self._seal_logged >= 60:
+            self._seal_logged = now
+            log.warning("%s (%d unopened so far; tampered envelopes count too)", warning, self.sealer.unopened)
+        return warning
+
     def health(self) -> dict[str, Any]:
         """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
         answer (the pools fail open to local state), or a model whose every credential is
@@ -174,6 +188,8 @@ class Gateway:
             "draining": self.draining,
             "models": len(self.models.names),
             "problems": problems,
+            "seals_unopened": self.sealer.unopened,
+            "limits": self.limits.as_dict(),
         }
 
     async def aclose(self) -> None:

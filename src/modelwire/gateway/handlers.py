@@ -46,6 +46,7 @@ class _Ctx:
     streaming: bool = False  # a stream's body logs when it ends, not the handler
     lane: bool = False
     lane_tries: int = 0  # lane attempts that failed over to the translating path
+    warning: str | None = None  # x-modelwire-warning: a misconfiguration the operator should fix
     # the request holds content the internal model cannot carry: only the lane (which
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
@@ -86,6 +87,8 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     }
     if ctx.route:
         headers["x-modelwire-route"] = ctx.route
+    if ctx.warning:
+        headers["x-modelwire-warning"] = ctx.warning
     if ctx.lane:
         headers["x-modelwire-lane"] = "passthrough"
     return headers
@@ -195,7 +198,11 @@ class _Handlers:
             # mistake a 400 even where it does not
             raise GatewayError(400, f"invalid request: {type(exc).__name__}: {exc}", "invalid_request") from exc
         if may_hold_envelope(body):  # else no message has anything to open (not walked)
-            req["messages"] = open_sealed(list(req.get("messages") or []), self.gw.sealer)
+            sealer = self.gw.sealer
+            before = sealer.unopened
+            req["messages"] = open_sealed(list(req.get("messages") or []), sealer)
+            if sealer.unopened != before:
+                ctx.warning = self.gw.seals_unopened()
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
@@ -326,6 +333,8 @@ class _Handlers:
                             if k != "x-modelwire-overhead-ms"})
         else:
             headers["x-modelwire-model"] = ctx.model
+            if ctx.warning:
+                headers["x-modelwire-warning"] = ctx.warning
         return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 
