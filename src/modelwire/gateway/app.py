@@ -44,6 +44,11 @@ class Gateway:
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
         self.models = ModelTable.from_config(config)
         self.limits = Limits.from_config(gw)
+        self.slots: Any = None  # gateway.max_concurrent_per_model, when set
+        if self.limits.max_concurrent_per_model is not None:
+            from .slots import ModelSlots
+
+            self.slots = ModelSlots(self.limits.max_concurrent_per_model, self.limits.queue_timeout)
         self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
         self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
         self.access_log = bool(getattr(gw, "access_log", True))

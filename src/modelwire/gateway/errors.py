@@ -48,9 +48,10 @@ class HttpError:
 class GatewayError(Exception):
     """Raised inside the gateway for a client-facing error (before any upstream call)."""
 
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, *,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
-        self.http = HttpError(status, message, code)
+        self.http = HttpError(status, message, code, retry_after)
 
 
 def from_exception(exc: BaseException, door: Door) -> HttpError:

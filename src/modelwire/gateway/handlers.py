@@ -24,6 +24,7 @@ from .errors import Door, GatewayError, from_exception, scrubbed
 from .forward import forward
 from .lane import eligible, same_protocol
 from .seal import may_hold_envelope
+from .slots import HeldStream
 
 __all__ = ["make_handlers"]
 
@@ -207,6 +208,7 @@ class _Handlers:
 
     async def _serve(self, request: Any, door: Door) -> Any:
         ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log)
+        held: str | None = None  # the model whose slot this request holds
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
@@ -219,6 +221,9 @@ class _Handlers:
                 ctx.model, req["messages"], request.headers.get("x-modelwire-conversation-id"))
             if route is not None:
                 ctx.route = f"{route.kind}: {route.reason}"
+            if self.gw.slots is not None:
+                await self.gw.slots.acquire(ctx.model)
+                held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
             same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
@@ -226,6 +231,7 @@ class _Handlers:
                 forwarded = await forward(client, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
+                    held = self._hand_slot(forwarded, held)
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
@@ -233,7 +239,9 @@ class _Handlers:
             opts = _client_options(req, door)
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
-                return await self._stream(client, req, opts, ctx)
+                streamed = await self._stream(client, req, opts, ctx)
+                held = self._hand_slot(streamed, held)
+                return streamed
             before_upstream = time.perf_counter()
             work = CLIENT_WORK.get()
             completion = await client.complete(req["messages"], **opts)
@@ -264,8 +272,19 @@ class _Handlers:
             ctx.status = err.status
             return _error_response(err, door, ctx.request_id)
         finally:
+            if held is not None:
+                self.gw.slots.release(held)
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
+
+    def _hand_slot(self, reply: Any, held: str | None) -> str | None:
+        """A streamed reply keeps the model's slot until its stream ends; what is left
+        for ``_serve`` to release (``None``: nothing)."""
+        if held is None or reply.stream is None:
+            return held
+        slots = self.gw.slots
+        reply.stream = HeldStream(reply.stream, lambda: slots.release(held))
+        return None
 
     async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
