@@ -29,6 +29,10 @@ class _App:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
+        if scope["path"] == "/early":  # answers before the body arrives (as a 404 or 413 does)
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b"no"})
+            return
         size = 0
         while True:
             message = await receive()
@@ -122,6 +126,20 @@ async def test_a_body_that_stops_gets_a_408_and_a_trickled_one_is_served():
             writer.write(bytes([byte]))
         line = await asyncio.wait_for(reader.readuntil(b"\r\n"), 5)
         assert line.startswith(b"HTTP/1.1 200")
+        writer.close()
+
+
+async def test_a_body_that_stops_after_an_early_answer_is_closed_not_held():
+    loop = asyncio.get_running_loop()
+    async with _serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"POST /early HTTP/1.1\r\nhost: t\r\ncontent-length: 100\r\n\r\n12")
+        head = await asyncio.wait_for(reader.readuntil(b"no"), 5)
+        assert head.startswith(b"HTTP/1.1 404")
+        writer.write(b"34")  # more of the body after the answer, then nothing
+        start = loop.time()
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed, not held open
+        assert loop.time() - start < 2.5
         writer.close()
 
 

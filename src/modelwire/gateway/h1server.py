@@ -391,16 +391,18 @@ class GatewayHTTP(asyncio.Protocol):
             return
         now = self.loop.time()
         parsing, limits = self.parsing, self.limits
-        if parsing is not None and not parsing.complete:
-            if self.read_paused:  # the app has not read what came: not the client's delay
+        if parsing is not None:  # a body still arriving (perhaps for an answer already given)
+            if self.read_paused and not parsing.complete:  # the app has not read what came
                 self._arm(now + limits.body_timeout)
                 return
             due = self.last_read + limits.body_timeout
-            if now >= due:
+            if now < due:
+                self._arm(due)
+            elif parsing.complete:
+                self.transport.close()  # answered early (a 404, a 413): nothing more to say
+            else:
                 self._timed_out(f"no byte of the request body for {limits.body_timeout:g} s "
                                 "(gateway.body_timeout)")
-            else:
-                self._arm(due)
         elif self.cycle is not None:
             return  # busy: response_done re-arms
         elif self.head_since is not None:
