@@ -25,6 +25,14 @@ LIMITS = {"header_timeout": 0.5, "body_timeout": 0.5, "keep_alive_timeout": 1.0,
 FIGURES: dict[str, dict[str, Any]] = {}
 
 
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The figures of every phase that ran, for docs/reference/limits.md."""
+    if FIGURES:
+        terminalreporter.section(f"chaos figures ({'full' if FULL else 'short'} run)")
+        for phase, figures in FIGURES.items():
+            terminalreporter.line(f"{phase}: " + ", ".join(f"{k}={v}" for k, v in figures.items()))
+
+
 def scale(short: int, full: int) -> int:
     return full if FULL else short
 

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pytest
+
 from .conftest import LIMITS, UPSTREAM_KEY, fd_count, report, rss_kib, scale
 
 PATHS = (b"/v1/chat/completions", b"/v1/messages", b"/v1/responses", b"/v1/messages/count_tokens",
@@ -130,6 +132,7 @@ async def _fuzz(port: int, cases: list[Case], concurrency: int) -> list[tuple[st
     return await asyncio.gather(*(one(c) for c in cases))
 
 
+@pytest.mark.timeout(1200)  # the full run's phases take minutes
 def test_hostile_bytes_never_get_a_5xx_nor_hang(chaos_gateway) -> None:
     rng = random.Random(26)
     count = scale(260, 5200)
