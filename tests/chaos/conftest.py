@@ -19,8 +19,10 @@ from modelwire.gateway.testing import RunningGateway
 FULL = os.environ.get("MODELWIRE_CHAOS") == "full"
 # a fake upstream key: it must never appear in an answer or a log line
 UPSTREAM_KEY = "sk-chaos-upstream-0123456789abcdefKEYQ"
-# the limits the chaos gateway runs with (small: a hang past them is a failure)
-LIMITS = {"header_timeout": 0.5, "body_timeout": 0.5, "keep_alive_timeout": 1.0,
+# the limits the chaos gateway runs with (small: a hang past them is a failure; not
+# smaller: the clients share this process's GIL with the gateway, and under 64 streams
+# a client's body can lag its head by half a second, which a tighter timeout cuts)
+LIMITS = {"header_timeout": 2.0, "body_timeout": 2.0, "keep_alive_timeout": 5.0,
           "max_adhoc_clients": 16, "max_body_bytes": 1024 * 1024}
 FIGURES: dict[str, dict[str, Any]] = {}
 

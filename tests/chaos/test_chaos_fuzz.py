@@ -83,9 +83,9 @@ MAKERS: dict[str, Callable[[random.Random, bytes], Case]] = {
         _request(p, GOOD) + _request(b"/v1/messages", _mutate(r, GOOD)) + b"GET /health HTTP/1.1\r\nhost: c\r\n\r\n"
         + r.choice((b"", b"NOT HTTP\r\n\r\n", b"POST / HTTP/1.1\r\ncontent-length: 5\r\n\r\n")),)),
     "slow_head": lambda r, p: Case("slow_head", tuple(
-        bytes([b]) for b in b"POST " + p + b" HTTP/1.1\r\nhost: c\r\nx-slow: " + b"a" * 40), pause=0.05),
+        bytes([b]) for b in b"POST " + p + b" HTTP/1.1\r\nhost: c\r\nx-slow: " + b"a" * 60), pause=0.05),
     "slow_body": lambda r, p: Case("slow_body", (_request(p, GOOD)[:-len(GOOD)],) + tuple(
-        GOOD[i:i + 4] for i in range(0, 24, 4)), pause=0.2),
+        GOOD[i:i + 4] for i in range(0, 24, 4)), pause=0.3),
     "half_head": lambda r, p: Case("half_head", (b"POST " + p + b" HTTP/1.1\r\nhost: c\r\nx-h",)),
 }
 
