@@ -24,7 +24,11 @@ pipelined requests answered in order, ``Expect: 100-continue``, read back-pressu
 (reading pauses while more than 64 KiB of body waits for the app), write
 back-pressure (``send`` waits while the socket's buffer is full), ``http.disconnect``
 once the client is gone, 400 for bytes that are not HTTP/1.1, a 500 when the app
-fails before answering, ``limit_concurrency``'s 503, graceful shutdown. What it does
+fails before answering, ``limit_concurrency``'s 503, graceful shutdown. What it adds:
+the gateway's limits (:mod:`.limits`, read from the app): a whole head within
+``header_timeout``, a body byte at least every ``body_timeout``, idle connections
+closed after ``keep_alive_timeout``, at most ``max_connections``; what the server
+answers itself (400, 408, the cap's 503) is JSON in the door's error shape. What it does
 not do: WebSocket or h2c upgrades (never asked of the gateway; served as plain
 HTTP/1.1), uvicorn's access log (the gateway writes its own).
 """
