@@ -18,7 +18,7 @@ import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
 
@@ -31,6 +31,7 @@ __all__ = [
     "GatewayConfig",
     "ModelEntry",
     "SmartRoutingConfig",
+    "UnsupportedTools",
     "config_from_dict",
     "default_config_path",
     "load_config",
@@ -104,6 +105,11 @@ class CredentialPoolConfig:
         return self.strategies.get(provider, "fill_first")
 
 
+# what the gateway does with a hosted tool (web_search...) the upstream cannot run
+UnsupportedTools: TypeAlias = Literal["drop", "refuse", "map"]
+_UNSUPPORTED_TOOLS: tuple[UnsupportedTools, ...] = ("drop", "refuse", "map")
+
+
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
     """``gateway:``: who may call ``modelwire serve`` and which ids map to which names."""
@@ -120,6 +126,9 @@ class GatewayConfig:
     # the longest server-requested wait (Retry-After, every key cooling) a request is held
     # for; longer: the client gets the 429 with Retry-After at once (its SDK retries)
     max_retry_wait: int = 30
+    # drop: left out, named in x-modelwire-dropped-tools; refuse: a 400; map: the upstream's
+    # own (paid) equivalent where one exists, else left out (docs/guides/codex.md)
+    unsupported_tools: UnsupportedTools = "drop"
     # limits (docs/reference/limits.md): each bounds what one client can make the gateway hold
     max_connections: int | None = None  # None: from the open-file limit (gateway.limits)
     header_timeout: float = 10.0  # seconds for a request's whole head
@@ -210,7 +219,7 @@ _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthro
             "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
             "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
             "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
-            "max_schema_depth")
+            "max_schema_depth", "unsupported_tools")
 
 
 class _Validator:
@@ -494,6 +503,9 @@ class _Validator:
                                           defaults.seal_secret_env),
             max_retry_wait=self.integer(spec.get("max_retry_wait"), "gateway.max_retry_wait",
                                         defaults.max_retry_wait),
+            unsupported_tools=cast(UnsupportedTools, self.choice(
+                spec.get("unsupported_tools"), "gateway.unsupported_tools", _UNSUPPORTED_TOOLS)
+                or defaults.unsupported_tools),
             **self.gateway_limits(spec, defaults),
         )
 
