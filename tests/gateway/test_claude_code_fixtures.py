@@ -21,7 +21,7 @@ NAMES = sorted(p.stem for p in FIXTURES.glob("*.json"))
 SIGNING_KEY = "claude-code-fixtures"  # what signed the fixtures' thinking blocks
 # model name -> what the upstream is: the lane (Opus 4.8 on Anthropic's API), translated
 # toward an older Claude on Anthropic's API, the emulator's three protocols
-UPSTREAMS = ["anthropic-opus48", "anthropic-sonnet45", "emulator-anthropic", "chat", "responses"]
+UPSTREAMS = ["anthropic-opus48", "anthropic-sonnet45", "custom-anthropic", "emulator-anthropic", "chat", "responses"]
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +38,7 @@ def gw(emu, tmp_path_factory) -> Iterator[RunningGateway]:
         "models:\n"
         f"  anthropic-opus48: {{provider: anthropic, model: claude-opus-4-8, base_url: \"{real}\", api_key_env: FIX_KEY}}\n"
         f"  anthropic-sonnet45: {{provider: anthropic, model: claude-sonnet-4-5, base_url: \"{real}\", api_key_env: FIX_KEY}}\n"
+        f"  custom-anthropic: {{provider: custom, api_mode: anthropic_messages, model: claude-opus-4-8, base_url: \"{real}\", api_key_env: FIX_KEY}}\n"
         f"  emulator-anthropic: {{provider: emulator-anthropic, model: claude-opus-4-8, base_url: \"{emu.anthropic_base_url()}\"}}\n"
         f"  chat: {{provider: emulator, model: emulator-1, base_url: \"{emu.openai_base_url()}\"}}\n"
         f"  responses: {{provider: emulator-responses, model: emulator-1, base_url: \"{emu.openai_base_url()}\"}}\n"
@@ -90,6 +91,13 @@ def _check_upstream_request(upstream: str, original: dict, sent: dict) -> None:
         assert up["messages"][0]["content"][-1]["text"].startswith("<system-reminder>\n<prose ")
         assert _kinds(up["messages"]) == _kinds(original["messages"])
         assert up["context_management"] == original["context_management"]
+        return
+    if upstream == "custom-anthropic":  # not known to take system messages: a reminder;
+        # thinking another issuer signed is not sent to it, its tool calls keep their order
+        roles = [m["role"] for m in up["messages"]]
+        assert roles[0] == "user" and "system" not in roles
+        assert up["messages"][0]["content"][-1]["text"].startswith("<system-reminder>\n<prose ")
+        assert _kinds(up["messages"]) == [[k for k in t if k != "thinking"] for t in _kinds(original["messages"])]
         return
     if upstream == "emulator-anthropic":  # Opus 4.8 takes the system message as it came
         assert [m["role"] for m in up["messages"]][:2] == ["user", "system"]
