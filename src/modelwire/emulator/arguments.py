@@ -25,7 +25,7 @@ import math
 import re
 from typing import Any
 
-from .words import arithmetic, content_words
+from .words import STOP, arithmetic, content_words
 
 __all__ = ["build_arguments"]
 
@@ -94,7 +94,8 @@ class Findings:
         found = list(re.finditer(r"\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)", text))
         # a capital at the very start is usually the sentence's first word ("What ...")
         caps = [m.group(1) for m in found if m.start() > len(text) - len(text.lstrip())]
-        self.capitals = caps or ([found[0].group(1)] if len(found) == 1 else [])
+        caps = caps or ([found[0].group(1)] if len(found) == 1 else [])
+        self.capitals = [c for c in caps if c.lower() not in STOP]  # "What" is no place
         spare = " ".join(t for t in _bare_tokens(bare) if not _is_path(t))
         self.words = content_words(re.sub(r'"[^"]*"|`[^`]*`', " ", spare))
         self._n = 0
@@ -211,7 +212,8 @@ class _Builder:
             return named[0]
         if not wanted:
             return _MISSING
-        return schema["default"] if schema.get("default") in options else options[0]
+        return schema["default"] if "default" in schema and schema["default"] in options \
+            else options[0]
 
     def number(self, name: str, schema: dict[str, Any], kind: str, wanted: bool) -> Any:
         n = self.found.number_after(name)
@@ -258,8 +260,8 @@ class _Builder:
 
     def found_items(self, name: str, items: dict[str, Any], wanted: bool) -> list[Any]:
         kind = _kind(items)
-        if items.get("enum") or "const" in items:
-            return []
+        if items.get("enum") or "const" in items or "format" in items or "type" not in items:
+            return []  # found text is not of the items' kind: build them from the schema
         if kind in ("integer", "number") and self.found.numbers:
             return [_fit_number(n, items, kind) for n in self.found.numbers]
         if kind == "string" and _is_key(name, _COMMAND_KEYS):
