@@ -91,6 +91,16 @@ UPDATE_PLAN = ToolDef("update_plan", "Updates the task plan.", {
                                 "status": {"enum": ["pending", "in_progress", "completed"]}}}}}})
 
 
+MCP_LIST = ToolDef("list_mcp_resources", "Lists resources provided by MCP servers.",
+                   {"type": "object", "properties": {"server": {"type": "string"}}})
+MCP_READ = ToolDef("read_mcp_resource", "Read a specific resource from an MCP server.", {
+    "type": "object", "required": ["server", "uri"],
+    "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}})
+PATCH = ToolDef("apply_patch", "Use the apply_patch tool to edit files.", {
+    "type": "object", "required": ["input"], "properties": {"input": {"type": "string"}}})
+CODEX_TOOLS = (SHELL, UPDATE_PLAN, PATCH, MCP_LIST, MCP_READ)
+
+
 def ask(text, tools, **kw):
     return respond(Prompt((Turn("user", REMINDER + text),), tuple(tools), **kw))
 
@@ -142,6 +152,28 @@ def test_codex_shaped_tools_get_an_argv_and_a_plan():
                                                       "status": "pending"}]})]
     for reply in (run, listing, plan):
         assert_valid(reply, [SHELL, UPDATE_PLAN])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("list the files", [("shell", {"command": ["ls"]})]),
+    ("read README.md", [("shell", {"command": ["cat", "README.md"]})]),
+    ("grep for main in src/app.py", [("shell", {"command": ["grep", "-rn", "main", "src/app.py"]})]),
+    ("list the MCP resources", [("list_mcp_resources", {})]),
+    ("fix the failing test", [("apply_patch", {"input": "Fix failing test"})]),
+], ids=["list", "read", "grep", "mcp", "patch"])
+def test_a_verb_alone_does_not_pick_a_tool_for_something_else(text, expected):
+    """``list_mcp_resources`` has "list" in its name, but "list the files" is not about
+    MCP resources: the shell lists them; "apply_patch ... edit files" is one shared
+    description word beside a name match, which is chance."""
+    reply = ask(text, CODEX_TOOLS)
+    assert calls(reply) == expected
+    assert_valid(reply, CODEX_TOOLS)
+
+
+def test_destructive_tools_and_file_names_need_their_own_words():
+    assert calls(ask("run ls in the shell", CODING_TOOLS)) == [("Bash", {"command": "ls"})]
+    assert [c.name for c in ask("kill the shell", CODING_TOOLS).calls] == ["KillShell"]
+    assert ask("describe cat.png", CODING_TOOLS).calls == ()  # a file name, not the verb cat
 
 
 def test_a_string_the_request_does_not_name_is_plausible_not_the_question():

@@ -37,6 +37,7 @@ _PLACE_KEYS = ("city", "location", "place", "country", "region", "town", "where"
 _ZONE_KEYS = ("timezone", "time_zone", "tz", "zone")
 _URL_KEYS = ("url", "uri", "link", "href")
 _PATH_KEYS = ("path", "file", "filename", "dir", "directory", "folder", "cwd", "workdir")
+_DIR_KEYS = ("dir", "directory", "folder", "cwd", "workdir")
 _COMMAND_KEYS = ("command", "cmd", "script", "argv", "shell")
 _QUERY_KEYS = ("query", "search", "keyword", "term", "question", "topic", "q")
 _TEXT_KEYS = ("text", "content", "body", "message", "input", "prompt", "description",
@@ -300,6 +301,8 @@ class _Builder:
             return f.zones[0] if f.zones else None
         if "mail" in name.lower():
             return f.emails[0] if f.emails else None
+        if _is_key(name, _DIR_KEYS):  # a directory: a path without a file extension
+            return next((p for p in f.paths if not re.search(r"\.\w+$", p)), None)
         if _is_key(name, _PATH_KEYS):
             return f.paths[0] if f.paths else None
         if _is_key(name, _COMMAND_KEYS):
@@ -317,14 +320,20 @@ class _Builder:
         return None
 
     def command(self) -> str | None:
-        """A command the request gives: quoted or back-ticked, or ``cat`` of a named file."""
+        """A command the request gives (quoted, back-ticked, after a colon), or one for
+        what it asks: ``cat`` a named file, ``grep`` for a word, ``ls`` a directory."""
         f = self.found
         if f.quoted:
             return f.quoted[0]
         if f.payload:
             return f.payload
-        if f.paths and {"read", "show", "cat", "open", "print"} & set(f.text.lower().split()):
+        verbs = set(re.findall(r"[a-z]+", f.text.lower()))
+        if f.paths and verbs & {"read", "show", "cat", "open", "print"}:
             return f"cat {f.paths[0]}"
+        if verbs & {"grep", "search", "find"} and f.words:
+            return f"grep -rn {f.words[-1]} {f.paths[0] if f.paths else '.'}"
+        if f.paths and "list" in verbs:
+            return f"ls {f.paths[0]}"
         return None
 
     def plausible_string(self, name: str, fmt: str | None) -> str:
@@ -349,8 +358,7 @@ class _Builder:
                 return f.globs[0] if f.globs else "**/*"
             return f.words[-1] if f.words else "TODO"
         if _is_key(name, _PATH_KEYS):
-            return "." if _is_key(name, ("dir", "directory", "folder", "cwd", "workdir")) \
-                else "README.md"
+            return "." if _is_key(name, _DIR_KEYS) else "README.md"
         if _is_key(name, _NAME_KEYS):
             return f.capitals[0] if f.capitals else ("Untitled" if "title" in name.lower() else "Alice")
         if f.payload:

@@ -2,14 +2,19 @@
 
 * A tool matches **by name** when a request word is a word of its name
   (``get_weather``: "weather"; ``TodoWrite``: "todo", "write").
+* A match on verbs alone ("list", "read", "run"...) counts only when the rest of the
+  name is verbs or qualifiers too (``read_file``, ``WebFetch``, not
+  ``list_mcp_resources`` for "list the files"); a destructive name (kill, delete,
+  remove...) only when the request says that word.
+* Quoted text, paths and URLs in the request are values, not words to match.
 * With no name match, a few verbs stand for the tools that do them ("list the files"
   -> ``Glob``, ``ls`` or a shell; "run" -> ``Bash``; "fetch" -> ``WebFetch``): the first
   tool named in :data:`INTENTS` that is offered.
 * A tool matches **by description** when a request word is in its description's first
   sentence, unless that word is in the first sentence of many offered tools (more than
   ``max(2, tools // 8)``): a word every tool mentions says nothing about which to use.
-  Words a name already took, and quoted text (a value, not a wish), do not count;
-  among more than 8 tools (an agent's set) descriptions count only when no name fits.
+  Words a name already took do not count, and beside a name match a description
+  needs two words.
 * A tool whose matched words another tool's matched words strictly contain is left
   out ("search the web": ``WebSearch`` has both words, ``WebFetch`` one), and so is
   one whose matched words equal those of a tool with a shorter name (``Bash`` is
@@ -57,7 +62,15 @@ INTENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-_SMALL = 8  # more tools than this: an agent's set, where descriptions only pick when no name fits
+# words that name an action, and words that qualify a name without saying what it acts on
+_VERBS = frozenset(INTENTS) | frozenset(
+    ["update", "delete", "remove", "kill", "view", "apply", "exec", "cat", "ls", "replace",
+     "patch", "glob", "grep", "http", "curl", "terminal", "command", "shell", "bash"])
+_QUALIFIERS = frozenset(["web", "file", "tool", "current", "local", "new"])
+_DESTRUCTIVE = frozenset(["kill", "delete", "remove", "stop", "drop", "destroy", "terminate"])
+
+
+_VALUES_RE = re.compile(r'"[^"]*"|`[^`]*`|\S*://\S*|\S+\.[A-Za-z][A-Za-z0-9]{0,4}\b|\S*/\S*')
 
 
 def _name_words(name: str) -> set[str]:
@@ -73,14 +86,29 @@ def _summary(description: str) -> str:
     return ""
 
 
+def _fits(name: set[str], matched: set[str], words: set[str]) -> bool:
+    """A match on verbs alone fits only a name whose other words are verbs or
+    qualifiers too: ``read_file`` and ``WebFetch`` fit "read" and "fetch", while
+    ``list_mcp_resources`` does not fit "list the files". A destructive name
+    (``KillShell``) fits only a request that says so."""
+    if name & _DESTRUCTIVE and not name & _DESTRUCTIVE & words:
+        return False
+    if matched - _VERBS:
+        return True
+    return not (name - matched - _VERBS - _QUALIFIERS)
+
+
 def _name_hits(tools: tuple[ToolDef, ...], words: set[str]) -> list[set[str]]:
     names = [_name_words(t.name) for t in tools]
-    hits = [n & words for n in names]
+    hits = [n & words if _fits(n, n & words, words) else set() for n in names]
     if not any(hits):  # no name has a request word: the verb's tool, if one is offered
         for verb, targets in INTENTS.items():
-            target = next((t for t in targets if verb in words and any(t in n for n in names)), None)
+            if verb not in words:
+                continue
+            target = next((t for t in targets
+                           if any(t in n and _fits(n, {t}, words) for n in names)), None)
             for i, n in enumerate(names):
-                if target in n:
+                if target in n and _fits(n, {target}, words):
                     hits[i].add(verb)
     return hits
 
@@ -105,14 +133,15 @@ def _undominated(hits: list[set[str]], sizes: list[int]) -> list[bool]:
 
 def choose(tools: tuple[ToolDef, ...], question: str, *, parallel: bool = True) -> list[ToolDef]:
     """The tools to call for ``question``, best first (empty: answer in text)."""
-    words = word_set(re.sub(r"\"[^\"]*\"|`[^`]*`", " ", question))  # quoted text is a value
+    # quoted text, paths and URLs are values, not wishes ("show cat.png" asks for no cat)
+    words = word_set(_VALUES_RE.sub(" ", question))
     if arithmetic(question):
         words.add("math")
     by_name = _name_hits(tools, words)
     taken = set().union(*by_name)  # a word a name takes says nothing through descriptions
     by_text = _description_hits(tools, words - taken)
-    if taken and len(tools) > _SMALL:  # an agent's many descriptions: names first
-        by_text = [set() for _ in tools]
+    if taken:  # beside a name match, one shared word of a description is chance
+        by_text = [d if len(d) >= 2 or n else set() for n, d in zip(by_name, by_text, strict=True)]
     hits = [n | d for n, d in zip(by_name, by_text, strict=True)]
     keep = _undominated(hits, [len(_name_words(t.name)) for t in tools])
     order = sorted((-(3 * len(n) + len(d)), i)
