@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from modelwire.testing import emulator, emulator_clean  # noqa: F401  (the public fixtures)
+from modelwire.testing import emulator  # noqa: F401  (the public session fixture)
 
 KEY = "sk-emulator-test-key-0001"
 
