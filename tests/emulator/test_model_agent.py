@@ -74,6 +74,10 @@ CODING_TOOLS = (
           {"shell_id": _S}, ["shell_id"]),
     _tool("SlashCommand", "Execute a slash command within the main conversation.",
           {"command": _S}, ["command"]),
+    _tool("CronList", "Shows every scheduled job, durable (.cache/jobs.json) or session-only.",
+          {}, []),
+    _tool("EnterWorktree", "Only when asked to work in a worktree of the project / repo.",
+          {"name": _S}, []),
 )
 
 REMINDER = ("<system-reminder>\nThe user may ask you to run Bash, Read a file, Glob, Grep, "
@@ -128,8 +132,10 @@ def assert_valid(reply, tools):
         {"content": "Todo list release", "status": "pending",
          "activeForm": "Todo list release"}]})]),
     ("say hi", []),
-    ("What is 17 x 23?", []),
-], ids=["list", "glob", "read", "run", "grep", "fetch", "web-search", "todo", "say-hi", "math"])
+    ("What is 17 x 23?", []),  # no "/" or "-" of a description counts as arithmetic
+    ("what does this project do?", []),  # one word of one description: chance
+], ids=["list", "glob", "read", "run", "grep", "fetch", "web-search", "todo", "say-hi", "math",
+        "one-description-word"])
 def test_a_coding_agents_tool_set_gets_the_one_fitting_call(text, expected):
     reply = ask(text, CODING_TOOLS)
     assert calls(reply) == expected
@@ -168,6 +174,15 @@ def test_a_verb_alone_does_not_pick_a_tool_for_something_else(text, expected):
     reply = ask(text, CODEX_TOOLS)
     assert calls(reply) == expected
     assert_valid(reply, CODEX_TOOLS)
+
+
+def test_a_synonym_stands_in_when_no_name_has_the_word():
+    task_list = ToolDef("TaskList", "Lists the session's tasks.", {"type": "object", "properties": {}})
+    task_get = ToolDef("TaskGet", "One task by its id.", {
+        "type": "object", "required": ["taskId"], "properties": {"taskId": {"type": "string"}}})
+    assert calls(ask("show my todo list", [task_get, task_list, SHELL])) == [("TaskList", {})]
+    todo = ToolDef("TodoWrite", "Writes the todo list.", {"type": "object", "properties": {}})
+    assert [c.name for c in ask("show my todo list", [task_list, todo]).calls] == ["TodoWrite"]
 
 
 def test_destructive_tools_and_file_names_need_their_own_words():

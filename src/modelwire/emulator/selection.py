@@ -6,15 +6,18 @@
   name is verbs or qualifiers too (``read_file``, ``WebFetch``, not
   ``list_mcp_resources`` for "list the files"); a destructive name (kill, delete,
   remove...) only when the request says that word.
-* Quoted text, paths and URLs in the request are values, not words to match.
+* Quoted text, paths and URLs in the request are values, not words to match; a few
+  words stand for each other (:data:`SYNONYMS`: "todo" and "task") when no tool's
+  name has the word itself.
 * With no name match, a few verbs stand for the tools that do them ("list the files"
   -> ``Glob``, ``ls`` or a shell; "run" -> ``Bash``; "fetch" -> ``WebFetch``): the first
-  tool named in :data:`INTENTS` that is offered.
+  tool named in :data:`INTENTS` that is offered (when several names have that word,
+  those that also have a request word).
 * A tool matches **by description** when a request word is in its description's first
   sentence, unless that word is in the first sentence of many offered tools (more than
   ``max(2, tools // 8)``): a word every tool mentions says nothing about which to use.
-  Words a name already took do not count, and beside a name match a description
-  needs two words.
+  Words a name already took do not count, and a description needs two words
+  beside a name match or among more than 8 tools (an agent's set).
 * A tool whose matched words another tool's matched words strictly contain is left
   out ("search the web": ``WebSearch`` has both words, ``WebFetch`` one), and so is
   one whose matched words equal those of a tool with a shorter name (``Bash`` is
@@ -36,7 +39,7 @@ from .words import arithmetic, word_set
 if TYPE_CHECKING:  # model.py imports this module
     from .model import ToolDef
 
-__all__ = ["INTENTS", "choose"]
+__all__ = ["INTENTS", "SYNONYMS", "choose"]
 
 # a request verb -> the tool-name words that do it, most specific first
 INTENTS: dict[str, tuple[str, ...]] = {
@@ -61,6 +64,14 @@ INTENTS: dict[str, tuple[str, ...]] = {
     "plan": ("plan", "todo"),
 }
 
+
+_MANY = 8  # an agent's tool set: a description needs two of the request's words
+
+# words that name the same thing in tool names ("todo list": TaskList)
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "todo": ("task",), "task": ("todo",), "folder": ("directory", "dir"),
+    "directory": ("dir", "folder"), "dir": ("directory", "folder"),
+}
 
 # words that name an action, and words that qualify a name without saying what it acts on
 _VERBS = frozenset(INTENTS) | frozenset(
@@ -107,8 +118,11 @@ def _name_hits(tools: tuple[ToolDef, ...], words: set[str]) -> list[set[str]]:
                 continue
             target = next((t for t in targets
                            if any(t in n and _fits(n, {t}, words) for n in names)), None)
-            for i, n in enumerate(names):
-                if target in n and _fits(n, {target}, words):
+            holders = [i for i, n in enumerate(names) if target in n and _fits(n, {target}, words)]
+            # several names have the verb's word: those that also have a request word first
+            best = max((len(names[i] & words) for i in holders), default=0)
+            for i in holders:
+                if len(names[i] & words) == best:
                     hits[i].add(verb)
     return hits
 
@@ -135,12 +149,15 @@ def choose(tools: tuple[ToolDef, ...], question: str, *, parallel: bool = True) 
     """The tools to call for ``question``, best first (empty: answer in text)."""
     # quoted text, paths and URLs are values, not wishes ("show cat.png" asks for no cat)
     words = word_set(_VALUES_RE.sub(" ", question))
+    named = set().union(*(_name_words(t.name) for t in tools))
+    # a synonym stands in only for a word no tool's name has ("todo" -> TaskList)
+    words |= {alias for w in words - named for alias in SYNONYMS.get(w, ())}
     if arithmetic(question):
         words.add("math")
     by_name = _name_hits(tools, words)
     taken = set().union(*by_name)  # a word a name takes says nothing through descriptions
     by_text = _description_hits(tools, words - taken)
-    if taken:  # beside a name match, one shared word of a description is chance
+    if taken or len(tools) > _MANY:  # one shared word of a description is chance here
         by_text = [d if len(d) >= 2 or n else set() for n, d in zip(by_name, by_text, strict=True)]
     hits = [n | d for n, d in zip(by_name, by_text, strict=True)]
     keep = _undominated(hits, [len(_name_words(t.name)) for t in tools])

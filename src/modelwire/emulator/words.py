@@ -48,8 +48,10 @@ def request_text(text: str) -> str:
 
 
 def _tokens(text: str) -> list[str]:
+    """Words of two letters or more: symbols and single letters ("x", "/loop", "a-b")
+    say nothing about a tool; arithmetic itself is found by :func:`arithmetic`."""
     text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return re.findall(r"[A-Za-z][A-Za-z']*|[+*/-]", text)
+    return [w for w in re.findall(r"[A-Za-z][A-Za-z']*", text) if len(w) > 1]
 
 
 def stem(word: str) -> str:
