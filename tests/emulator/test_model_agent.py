@@ -209,6 +209,18 @@ def test_a_named_value_is_used_and_every_fitting_tool_is_called():
     assert [c.name for c in both.calls] == ["get_weather", "clock"]  # clock: its description
 
 
+def test_each_call_takes_its_values_from_the_clause_that_asks_for_it():
+    weather = ToolDef("get_weather", "Current weather for a city", {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    zoned = ToolDef("clock", "Get the current time", {
+        "type": "object", "properties": {"timezone": {"type": "string"}}, "required": ["timezone"]})
+    reply = ask("What's the weather in Paris, and the current time in Asia/Tokyo?", [weather, zoned])
+    assert calls(reply) == [("get_weather", {"city": "Paris"}),
+                            ("clock", {"timezone": "Asia/Tokyo"})]
+    both = ask("list the files and read README.md", CODING_TOOLS)  # two clauses, two verbs
+    assert calls(both) == [("Glob", {"pattern": "**/*"}), ("Read", {"file_path": "README.md"})]
+
+
 def test_after_the_results_it_answers_even_with_a_reminder_after_them():
     first = ask("list the files", CODING_TOOLS)
     (call,) = first.calls

@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeAlias
 
 from .._stops import find_stop
 from .arguments import build_arguments
-from .selection import choose
+from .selection import choose, focus
 from .words import arithmetic, request_text
 
 __all__ = ["PlannedCall", "Prompt", "Reply", "ToolDef", "Turn", "arithmetic", "build_arguments",
@@ -179,10 +179,17 @@ def _choose_tools(prompt: Prompt, question: str) -> list[PlannedCall]:
         return []
     by_name = {t.name: t for t in prompt.tools}
     if prompt.tool_choice in by_name:
-        chosen = [by_name[prompt.tool_choice]]
+        chosen = [(by_name[prompt.tool_choice], set())]
     else:
         chosen = choose(prompt.tools, question, parallel=prompt.parallel)
         if not chosen and prompt.tool_choice == "required":
-            chosen = [prompt.tools[0]]
-    return [PlannedCall(t.name, json.dumps(build_arguments(t.parameters, question, t.name)))
-            for t in chosen]
+            chosen = [(prompt.tools[0], set())]
+    every = set().union(*(words for _, words in chosen))
+    calls = []
+    for i, (tool, words) in enumerate(chosen):
+        # the words only this tool was chosen for say which clause asks for it
+        shared = set().union(*(w for j, (_, w) in enumerate(chosen) if j != i))
+        text = focus(question, words - shared or words, every) if words else question
+        calls.append(PlannedCall(tool.name, json.dumps(build_arguments(tool.parameters, text,
+                                                                       tool.name))))
+    return calls

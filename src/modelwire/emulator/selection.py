@@ -9,7 +9,8 @@
 * Quoted text, paths and URLs in the request are values, not words to match; a few
   words stand for each other (:data:`SYNONYMS`: "todo" and "task") when no tool's
   name has the word itself.
-* With no name match, a few verbs stand for the tools that do them ("list the files"
+* With no name match, or for a verb that starts a clause and no name took ("list the
+  files and read README.md"), a few verbs stand for the tools that do them ("list"
   -> ``Glob``, ``ls`` or a shell; "run" -> ``Bash``; "fetch" -> ``WebFetch``): the first
   tool named in :data:`INTENTS` that is offered (when several names have that word,
   those that also have a request word).
@@ -39,7 +40,7 @@ from .words import arithmetic, word_set
 if TYPE_CHECKING:  # model.py imports this module
     from .model import ToolDef
 
-__all__ = ["INTENTS", "SYNONYMS", "choose"]
+__all__ = ["INTENTS", "SYNONYMS", "choose", "clauses", "focus"]
 
 # a request verb -> the tool-name words that do it, most specific first
 INTENTS: dict[str, tuple[str, ...]] = {
@@ -77,6 +78,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 _VERBS = frozenset(INTENTS) | frozenset(
     ["update", "delete", "remove", "kill", "view", "apply", "exec", "cat", "ls", "replace",
      "patch", "glob", "grep", "http", "curl", "terminal", "command", "shell", "bash"])
+_NOUNS = frozenset(["todo", "plan"])  # INTENTS keys that name a kind of tool, not an action
 _QUALIFIERS = frozenset(["web", "file", "tool", "current", "local", "new"])
 _DESTRUCTIVE = frozenset(["kill", "delete", "remove", "stop", "drop", "destroy", "terminate"])
 
@@ -109,22 +111,49 @@ def _fits(name: set[str], matched: set[str], words: set[str]) -> bool:
     return not (name - matched - _VERBS - _QUALIFIERS)
 
 
-def _name_hits(tools: tuple[ToolDef, ...], words: set[str]) -> list[set[str]]:
+def clauses(question: str) -> list[str]:
+    """The request's clauses: "list the files and read README.md" has two."""
+    parts = re.split(r"[,;!?]|\.(?:\s|$)|\b(?:and|then|also)\b", question)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _leading(question: str) -> set[str]:
+    """The first content word of each clause, where a verb asks for something;
+    elsewhere "list" may be a noun ("a todo list")."""
+    out = set()
+    for clause in clauses(question):
+        first = next(iter(sorted(word_set(clause), key=clause.lower().find)), None)
+        if first:
+            out.add(first)
+    return out
+
+
+def _name_hits(tools: tuple[ToolDef, ...], words: set[str], leading: set[str]) -> list[set[str]]:
     names = [_name_words(t.name) for t in tools]
     hits = [n & words if _fits(n, n & words, words) else set() for n in names]
-    if not any(hits):  # no name has a request word: the verb's tool, if one is offered
+    used = set().union(*hits)
+    # the verb's tool, for verbs that start a clause no name took ("list the files and
+    # read README.md": Glob and Read) and for nouns that name a kind of tool ("todo");
+    # when that finds nothing and no name matched, for any of the request's verbs
+    for verbs in ((leading | _NOUNS) & words - used, set() if used else words):
         for verb, targets in INTENTS.items():
-            if verb not in words:
-                continue
-            target = next((t for t in targets
-                           if any(t in n and _fits(n, {t}, words) for n in names)), None)
-            holders = [i for i, n in enumerate(names) if target in n and _fits(n, {target}, words)]
-            # several names have the verb's word: those that also have a request word first
-            best = max((len(names[i] & words) for i in holders), default=0)
-            for i in holders:
-                if len(names[i] & words) == best:
-                    hits[i].add(verb)
+            if verb in verbs:
+                _intent(verb, targets, names, words, hits)
+        if any(hits):
+            break
     return hits
+
+
+def _intent(verb: str, targets: tuple[str, ...], names: list[set[str]], words: set[str],
+            hits: list[set[str]]) -> None:
+    target = next((t for t in targets if any(t in n and _fits(n, {t}, words) for n in names)),
+                  None)
+    holders = [i for i, n in enumerate(names) if target in n and _fits(n, {target}, words)]
+    # several names have the verb's word: those that also have a request word first
+    best = max((len(names[i] & words) for i in holders), default=0)
+    for i in holders:
+        if len(names[i] & words) == best:
+            hits[i].add(verb)
 
 
 def _description_hits(tools: tuple[ToolDef, ...], words: set[str]) -> list[set[str]]:
@@ -145,8 +174,26 @@ def _undominated(hits: list[set[str]], sizes: list[int]) -> list[bool]:
     return [bool(h) and not beaten(i) for i, h in enumerate(hits)]
 
 
-def choose(tools: tuple[ToolDef, ...], question: str, *, parallel: bool = True) -> list[ToolDef]:
-    """The tools to call for ``question``, best first (empty: answer in text)."""
+def focus(question: str, matched: set[str], others: set[str]) -> str:
+    """The text a tool's arguments come from: the clauses with the words it was chosen
+    for (``matched``), and those that ask for no chosen tool (``others``: every chosen
+    tool's words), else the whole question ("the weather in Paris, and 17 times 23":
+    Paris for the weather, 17 * 23 for the calculator)."""
+    parts = clauses(question)
+    if len(parts) < 2:
+        return question
+
+    def words_of(part: str) -> set[str]:
+        return word_set(_VALUES_RE.sub(" ", part)) | ({"math"} if arithmetic(part) else set())
+
+    picked = [p for p in parts if words_of(p) & matched or not words_of(p) & others]
+    return ", ".join(picked) if picked else question
+
+
+def choose(tools: tuple[ToolDef, ...], question: str, *,
+           parallel: bool = True) -> list[tuple[ToolDef, set[str]]]:
+    """The tools to call for ``question``, best first, each with the request words it
+    was chosen for (empty: answer in text)."""
     # quoted text, paths and URLs are values, not wishes ("show cat.png" asks for no cat)
     words = word_set(_VALUES_RE.sub(" ", question))
     named = set().union(*(_name_words(t.name) for t in tools))
@@ -154,7 +201,7 @@ def choose(tools: tuple[ToolDef, ...], question: str, *, parallel: bool = True) 
     words |= {alias for w in words - named for alias in SYNONYMS.get(w, ())}
     if arithmetic(question):
         words.add("math")
-    by_name = _name_hits(tools, words)
+    by_name = _name_hits(tools, words, _leading(_VALUES_RE.sub(" ", question)))
     taken = set().union(*by_name)  # a word a name takes says nothing through descriptions
     by_text = _description_hits(tools, words - taken)
     if taken or len(tools) > _MANY:  # one shared word of a description is chance here
@@ -163,5 +210,5 @@ def choose(tools: tuple[ToolDef, ...], question: str, *, parallel: bool = True) 
     keep = _undominated(hits, [len(_name_words(t.name)) for t in tools])
     order = sorted((-(3 * len(n) + len(d)), i)
                    for i, (n, d) in enumerate(zip(by_name, by_text, strict=True)) if keep[i])
-    chosen = [tools[i] for _, i in order]
+    chosen = [(tools[i], hits[i]) for _, i in order]
     return chosen if parallel else chosen[:1]
