@@ -185,6 +185,16 @@ def test_a_synonym_stands_in_when_no_name_has_the_word():
     assert [c.name for c in ask("show my todo list", [task_list, todo]).calls] == ["TodoWrite"]
 
 
+def test_a_command_string_is_made_for_the_request_and_a_shell_field_is_left_alone():
+    exec_command = ToolDef("exec_command", "Runs a command in a terminal.", {
+        "type": "object", "required": ["cmd"], "properties": {
+            "cmd": {"type": "string"}, "shell": {"type": "string"}, "workdir": {"type": "string"},
+            "yield_time_ms": {"type": "number"}}})
+    assert calls(ask("read README.md", [exec_command])) == [("exec_command", {"cmd": "cat README.md"})]
+    assert calls(ask("list the files in src/", [exec_command])) == [
+        ("exec_command", {"cmd": "ls src/", "workdir": "src/"})]
+
+
 def test_destructive_tools_and_file_names_need_their_own_words():
     assert calls(ask("run ls in the shell", CODING_TOOLS)) == [("Bash", {"command": "ls"})]
     assert [c.name for c in ask("kill the shell", CODING_TOOLS).calls] == ["KillShell"]

@@ -38,7 +38,7 @@ _ZONE_KEYS = ("timezone", "time_zone", "tz", "zone")
 _URL_KEYS = ("url", "uri", "link", "href")
 _PATH_KEYS = ("path", "file", "filename", "dir", "directory", "folder", "cwd", "workdir")
 _DIR_KEYS = ("dir", "directory", "folder", "cwd", "workdir")
-_COMMAND_KEYS = ("command", "cmd", "script", "argv", "shell")
+_COMMAND_KEYS = ("command", "cmd", "script", "argv")  # "shell" names the program
 _QUERY_KEYS = ("query", "search", "keyword", "term", "question", "topic", "q")
 _TEXT_KEYS = ("text", "content", "body", "message", "input", "prompt", "description",
               "summary", "note", "comment", "activeform", "subject")
