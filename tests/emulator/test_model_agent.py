@@ -227,6 +227,12 @@ def test_each_call_takes_its_values_from_the_clause_that_asks_for_it():
     reply = ask("What's the weather in Paris, and the current time in Asia/Tokyo?", [weather, zoned])
     assert calls(reply) == [("get_weather", {"city": "Paris"}),
                             ("clock", {"timezone": "Asia/Tokyo"})]
+    city = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    shared = ask("What is the weather and the time in Paris?",
+                 [ToolDef("get_weather", "the weather in a city", city),
+                  ToolDef("get_time", "the time in a city", city)])
+    # a required value its own clause lacks comes from the rest of the request
+    assert calls(shared) == [("get_weather", {"city": "Paris"}), ("get_time", {"city": "Paris"})]
     both = ask("list the files and read README.md", CODING_TOOLS)  # two clauses, two verbs
     assert calls(both) == [("Glob", {"pattern": "**/*"}), ("Read", {"file_path": "README.md"})]
 

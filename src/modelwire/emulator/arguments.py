@@ -117,17 +117,23 @@ class Findings:
         return " ".join(self.words[:limit])
 
 
-def build_arguments(schema: Any, text: str, tool: str = "") -> dict[str, Any]:
-    """Arguments valid against ``schema`` (an object schema), filled from ``text``."""
+def build_arguments(schema: Any, text: str, tool: str = "", *,
+                    context: str | None = None) -> dict[str, Any]:
+    """Arguments valid against ``schema`` (an object schema), filled from ``text``; a
+    value ``text`` does not name is looked for in ``context`` (the whole request, when
+    ``text`` is the clause that asks for this tool) before a plausible one is made."""
     root = schema if isinstance(schema, dict) else {}
-    value = _Builder(root, Findings(text, tool)).object(root, 0)
+    found = Findings(text, tool)
+    wider = Findings(context, tool) if context is not None and context != text else found
+    value = _Builder(root, found, wider).object(root, 0)
     return value if isinstance(value, dict) else {}
 
 
 class _Builder:
-    def __init__(self, root: dict[str, Any], found: Findings) -> None:
+    def __init__(self, root: dict[str, Any], found: Findings, wider: Findings) -> None:
         self.root = root
         self.found = found
+        self.wider = wider
         # inside an object without a ``required`` list: the request's numbers fill its
         # numeric fields in order, as they did before schemas said what is required
         self.loose = False
@@ -220,6 +226,8 @@ class _Builder:
         n = self.found.number_after(name)
         if n is None and (wanted or self.loose):
             n = self.found.number()
+        if n is None and wanted and self.wider is not self.found:
+            n = self.wider.number_after(name)
         if n is None:
             if not wanted:
                 return _MISSING
@@ -266,7 +274,7 @@ class _Builder:
         if kind in ("integer", "number") and self.found.numbers:
             return [_fit_number(n, items, kind) for n in self.found.numbers]
         if kind == "string" and _is_key(name, _COMMAND_KEYS):
-            line = self.command()
+            line = _command(self.found)
             return [_fit_string(p, items) for p in line.split()] if line else []
         if kind == "string" and self.found.quoted and wanted:
             return [_fit_string(q, items) for q in self.found.quoted]
@@ -274,7 +282,9 @@ class _Builder:
 
     def string(self, name: str, schema: dict[str, Any], wanted: bool) -> Any:
         fmt = schema.get("format") if isinstance(schema.get("format"), str) else None
-        named = self.named_string(name, fmt, wanted)
+        named = self.named_string(self.found, name, fmt, wanted)
+        if named is None and wanted and self.wider is not self.found:  # "the time in Paris"
+            named = self.named_string(self.wider, name, fmt, wanted)  # serves both clauses
         if named is None and not wanted:
             return _MISSING
         if named is None:
@@ -283,11 +293,10 @@ class _Builder:
         return _fit_string(named, schema)
 
     # ------------------------------------------------------------- strings
-    def named_string(self, name: str, fmt: str | None, wanted: bool) -> str | None:
+    def named_string(self, f: Findings, name: str, fmt: str | None, wanted: bool) -> str | None:
         """A string the request gives for this field, or None. Quoted text, the text
         after a colon and capitalised names go to required fields only: an optional one
         is filled only when the request names something of its own kind."""
-        f = self.found
         if fmt in _FORMAT_RES:
             m = re.search(_FORMAT_RES[fmt], f.text)
             return m.group(0) if m else None
@@ -306,7 +315,7 @@ class _Builder:
         if _is_key(name, _PATH_KEYS):
             return f.paths[0] if f.paths else None
         if _is_key(name, _COMMAND_KEYS):
-            return self.command()
+            return _command(f)
         if _is_key(name, _PLACE_KEYS):
             return f.capitals[-1] if f.capitals else None
         if not wanted:
@@ -317,23 +326,6 @@ class _Builder:
             return f.payload
         if _is_key(name, _NAME_KEYS) and f.capitals:
             return f.capitals[0]
-        return None
-
-    def command(self) -> str | None:
-        """A command the request gives (quoted, back-ticked, after a colon), or one for
-        what it asks: ``cat`` a named file, ``grep`` for a word, ``ls`` a directory."""
-        f = self.found
-        if f.quoted:
-            return f.quoted[0]
-        if f.payload:
-            return f.payload
-        verbs = set(re.findall(r"[a-z]+", f.text.lower()))
-        if f.paths and verbs & {"read", "show", "cat", "open", "print"}:
-            return f"cat {f.paths[0]}"
-        if verbs & {"grep", "search", "find"} and f.words:
-            return f"grep -rn {f.words[-1]} {f.paths[0] if f.paths else '.'}"
-        if f.paths and "list" in verbs:
-            return f"ls {f.paths[0]}"
         return None
 
     def plausible_string(self, name: str, fmt: str | None) -> str:
@@ -368,6 +360,23 @@ class _Builder:
 
 
 # ------------------------------------------------------------------ helpers
+def _command(f: Findings) -> str | None:
+    """A command the request gives (quoted, back-ticked, after a colon), or one for
+    what it asks: ``cat`` a named file, ``grep`` for a word, ``ls`` a directory."""
+    if f.quoted:
+        return f.quoted[0]
+    if f.payload:
+        return f.payload
+    verbs = set(re.findall(r"[a-z]+", f.text.lower()))
+    if f.paths and verbs & {"read", "show", "cat", "open", "print"}:
+        return f"cat {f.paths[0]}"
+    if verbs & {"grep", "search", "find"} and f.words:
+        return f"grep -rn {f.words[-1]} {f.paths[0] if f.paths else '.'}"
+    if f.paths and "list" in verbs:
+        return f"ls {f.paths[0]}"
+    return None
+
+
 def _bare_tokens(text: str) -> list[str]:
     return [t.strip("\"'`,;()[]{}<>") for t in text.split()]
 

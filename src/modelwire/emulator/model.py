@@ -190,6 +190,6 @@ def _choose_tools(prompt: Prompt, question: str) -> list[PlannedCall]:
         # the words only this tool was chosen for say which clause asks for it
         shared = set().union(*(w for j, (_, w) in enumerate(chosen) if j != i))
         text = focus(question, words - shared or words, every) if words else question
-        calls.append(PlannedCall(tool.name, json.dumps(build_arguments(tool.parameters, text,
-                                                                       tool.name))))
+        args = build_arguments(tool.parameters, text, tool.name, context=question)
+        calls.append(PlannedCall(tool.name, json.dumps(args)))
     return calls
