@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents venv bench clean lint docs
+.PHONY: demo test test-agents test-compare venv bench clean lint docs
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ test: $(STAMP)
 # Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
 test-agents: $(STAMP)
 	MODELWIRE_TEST_AGENTS=1 $(BIN)/python -m pytest tests/agents
+
+# The four programs of docs/guides/compared.md, the LiteLLM and pydantic-ai ones included.
+test-compare: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[compare]'
+	$(BIN)/python -m pytest tests/compare
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

@@ -18,7 +18,7 @@ import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
 
@@ -31,6 +31,7 @@ __all__ = [
     "GatewayConfig",
     "ModelEntry",
     "SmartRoutingConfig",
+    "UnsupportedTools",
     "config_from_dict",
     "default_config_path",
     "load_config",
@@ -104,6 +105,11 @@ class CredentialPoolConfig:
         return self.strategies.get(provider, "fill_first")
 
 
+# what the gateway does with a hosted tool (web_search...) the upstream cannot run
+UnsupportedTools: TypeAlias = Literal["drop", "refuse", "map"]
+_UNSUPPORTED_TOOLS: tuple[UnsupportedTools, ...] = ("drop", "refuse", "map")
+
+
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
     """``gateway:``: who may call ``modelwire serve`` and which ids map to which names."""
@@ -118,6 +124,9 @@ class GatewayConfig:
     # the longest server-requested wait (Retry-After, every key cooling) a request is held
     # for; longer: the client gets the 429 with Retry-After at once (its SDK retries)
     max_retry_wait: int = 30
+    # drop: left out, named in x-modelwire-dropped-tools; refuse: a 400; map: the upstream's
+    # own (paid) equivalent where one exists, else left out (docs/guides/codex.md)
+    unsupported_tools: UnsupportedTools = "drop"
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +143,8 @@ class Config:
     smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
     credential_pool: CredentialPoolConfig = field(default_factory=CredentialPoolConfig)
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
+    # price rows ("provider/model-id" -> providers.prices.Price) over the built-in table
+    prices: Mapping[str, Any] = field(default_factory=_frozen)
 
 
 # ------------------------------------------------------------------ loading
@@ -188,14 +199,14 @@ def config_from_dict(data: Any, *, path: str | None = None) -> Config:
 # ------------------------------------------------------------------ validation
 
 _TOP = ("models", "default_model", "fallback", "fallback_stick_s", "smart_routing",
-        "credential_pool", "gateway")
+        "credential_pool", "gateway", "prices")
 _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
           "headers", "extra", "speed")
 SPEEDS = ("fast",)
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
-            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait")
+            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait", "unsupported_tools")
 
 
 class _Validator:
@@ -277,7 +288,27 @@ class _Validator:
             smart_routing=self.smart_routing(top.get("smart_routing"), models),
             credential_pool=self.credential_pool(top.get("credential_pool")),
             gateway=self.gateway(top.get("gateway"), models),
+            prices=FrozenDict(self.prices(top.get("prices"))),
         )
+
+    def prices(self, value: Any) -> dict[str, Any]:
+        from .providers.prices import price_from_dict
+
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("prices", f"expected a mapping, got {_kind(value)}")
+        rows, out = value, {}
+        for key, spec in rows.items():
+            if not isinstance(key, str) or "/" not in key:
+                raise self.fail("prices", f"keys are provider/model-id, got {key!r}")
+            if not isinstance(spec, dict):
+                raise self.fail(f"prices.{key}", f"a mapping of prices, got {_kind(spec)}")
+            try:
+                out[key] = price_from_dict(key, spec)
+            except ValueError as exc:
+                raise self.fail(f"prices.{key}", str(exc)) from None
+        return out
 
     def models(self, value: Any) -> dict[str, ModelEntry]:
         if value is None:
@@ -459,6 +490,9 @@ class _Validator:
                                           defaults.seal_secret_env),
             max_retry_wait=self.integer(spec.get("max_retry_wait"), "gateway.max_retry_wait",
                                         defaults.max_retry_wait),
+            unsupported_tools=cast(UnsupportedTools, self.choice(
+                spec.get("unsupported_tools"), "gateway.unsupported_tools", _UNSUPPORTED_TOOLS)
+                or defaults.unsupported_tools),
         )
 
 

@@ -44,6 +44,7 @@ class Gateway:
         self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
         self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
         self.access_log = bool(getattr(gw, "access_log", True))
+        self.unsupported_tools = str(getattr(gw, "unsupported_tools", None) or "drop")
         from ..resilience import RetryPolicy
 
         # a request is not held for a long Retry-After: its client's SDK retries itself

@@ -21,6 +21,7 @@ from .asgi import Reply
 from .doors import answer_args, open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
+from .hosted import fit_tools
 from .lane import eligible, same_protocol
 from .seal import may_hold_envelope
 
@@ -49,6 +50,7 @@ class _Ctx:
     # the request holds content the internal model cannot carry: only the lane (which
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
+    dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
@@ -88,6 +90,8 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
         headers["x-modelwire-route"] = ctx.route
     if ctx.lane:
         headers["x-modelwire-lane"] = "passthrough"
+    if ctx.dropped_tools:
+        headers["x-modelwire-dropped-tools"] = ", ".join(ctx.dropped_tools)
     return headers
 
 
@@ -243,6 +247,8 @@ class _Handlers:
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
                 raise ctx.unexpressible  # translating needs the internal model
+            if door == "responses" and req.get("tools"):
+                self._fit_tools(req, client, ctx)
             opts = _client_options(req, door)
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
@@ -279,6 +285,19 @@ class _Handlers:
         finally:
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
+
+    def _fit_tools(self, req: dict[str, Any], client: Any, ctx: _Ctx) -> None:
+        """Hosted tools the upstream cannot run: dropped, refused or mapped (see
+        :mod:`modelwire.gateway.hosted`)."""
+        fit = fit_tools(req["tools"], ctx.door, getattr(client, "api_mode", ctx.door), self.gw.unsupported_tools)
+        if not fit.dropped and not fit.mapped:
+            return
+        req["tools"] = fit.tools
+        ctx.dropped_tools = fit.dropped
+        choice = req.get("tool_choice")
+        if isinstance(choice, dict) and choice.get("type") in fit.dropped + fit.mapped:
+            # a choice of a tool no longer sent: the model chooses (mapped: it has the name)
+            req["tool_choice"] = "auto" if choice["type"] in fit.dropped else "required"
 
     async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
@@ -345,6 +364,8 @@ class _Handlers:
                             if k != "x-modelwire-overhead-ms"})
         else:
             headers["x-modelwire-model"] = ctx.model
+            if ctx.dropped_tools:
+                headers["x-modelwire-dropped-tools"] = ", ".join(ctx.dropped_tools)
         return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 
