@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents test-compare venv bench clean lint docs
+.PHONY: demo test test-agents test-compare chaos venv bench clean lint docs
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The chaos suite at full scale (make test runs its short pass): hostile bytes, slow
+# clients, a model-name flood, upstream faults under load, Redis frozen and killed.
+chaos: $(STAMP)
+	MODELWIRE_CHAOS=full $(BIN)/python -m pytest tests/chaos
 
 # Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
 test-agents: $(STAMP)

@@ -116,7 +116,9 @@ class GatewayConfig:
 
     keys_env: str = "MODELWIRE_GATEWAY_KEYS"  # comma-separated; none set -> loopback only
     aliases: Mapping[str, str] = field(default_factory=_frozen)
-    allow_provider_models: bool = True  # clients may ask for provider/model ids directly
+    # clients may ask for provider/model ids directly: true (cloud providers with a key,
+    # and the emulators), false (none), or a tuple of the provider names allowed
+    allow_provider_models: bool | tuple[str, ...] = True
     client_key_passthrough: bool = False  # forward the client's own provider key upstream
     max_body_bytes: int = 32 * MIB
     access_log: bool = True
@@ -127,6 +129,16 @@ class GatewayConfig:
     # drop: left out, named in x-modelwire-dropped-tools; refuse: a 400; map: the upstream's
     # own (paid) equivalent where one exists, else left out (docs/guides/codex.md)
     unsupported_tools: UnsupportedTools = "drop"
+    # limits (docs/reference/limits.md): each bounds what one client can make the gateway hold
+    max_connections: int | None = None  # None: from the open-file limit (gateway.limits)
+    header_timeout: float = 10.0  # seconds for a request's whole head
+    body_timeout: float = 30.0  # seconds without a byte of a request's body
+    keep_alive_timeout: float = 5.0  # seconds an idle kept-alive connection stays open
+    max_adhoc_clients: int = 256  # clients for unconfigured models and client keys (LRU)
+    max_concurrent_per_model: int | None = None  # upstream requests per model; None: no cap
+    queue_timeout: float = 10.0  # seconds a request waits for a model's slot, then 429
+    max_json_depth: int = 128  # nesting levels of a request body
+    max_schema_depth: int = 64  # nesting levels of one tool's parameter schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +218,10 @@ SPEEDS = ("fast",)
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
-            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait", "unsupported_tools")
+            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
+            "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
+            "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
+            "max_schema_depth", "unsupported_tools")
 
 
 class _Validator:
@@ -256,6 +271,27 @@ class _Validator:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
             raise self.fail(key, f"expected a number of seconds (0 or more), got {_kind(value)}")
         return float(value)
+
+    def positive_seconds(self, value: Any, key: str, default: float) -> float:
+        """A timeout: above 0 (0 would refuse every request), at most a day."""
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 86400:
+            raise self.fail(key, f"expected a number of seconds above 0 (at most 86400), got {_kind(value)}")
+        return float(value)
+
+    def optional_integer(self, value: Any, key: str) -> int | None:
+        return None if value is None else self.integer(value, key, 0)
+
+    def providers_allowed(self, value: Any, key: str) -> bool | tuple[str, ...]:
+        """``allow_provider_models``: a boolean, or a list of provider names."""
+        if value is None:
+            return True
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected true, false or a list of provider names, got {_kind(value)}")
+        return tuple(self.provider(name, f"{key}[{i}]") for i, name in enumerate(value))
 
     def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str | None:
         if value is None:
@@ -476,9 +512,8 @@ class _Validator:
         return GatewayConfig(
             keys_env=self.env_name(spec.get("keys_env"), "gateway.keys_env", defaults.keys_env),
             aliases=FrozenDict(aliases),
-            allow_provider_models=self.boolean(spec.get("allow_provider_models"),
-                                               "gateway.allow_provider_models",
-                                               defaults.allow_provider_models),
+            allow_provider_models=self.providers_allowed(spec.get("allow_provider_models"),
+                                                         "gateway.allow_provider_models"),
             client_key_passthrough=self.boolean(spec.get("client_key_passthrough"),
                                                 "gateway.client_key_passthrough",
                                                 defaults.client_key_passthrough),
@@ -493,7 +528,19 @@ class _Validator:
             unsupported_tools=cast(UnsupportedTools, self.choice(
                 spec.get("unsupported_tools"), "gateway.unsupported_tools", _UNSUPPORTED_TOOLS)
                 or defaults.unsupported_tools),
+            **self.gateway_limits(spec, defaults),
         )
+
+    def gateway_limits(self, spec: dict[str, Any], defaults: GatewayConfig) -> dict[str, Any]:
+        """The ``gateway:`` keys that bound resources (docs/reference/limits.md)."""
+        out: dict[str, Any] = {}
+        for name in ("header_timeout", "body_timeout", "keep_alive_timeout", "queue_timeout"):
+            out[name] = self.positive_seconds(spec.get(name), f"gateway.{name}", getattr(defaults, name))
+        for name in ("max_adhoc_clients", "max_json_depth", "max_schema_depth"):
+            out[name] = self.integer(spec.get(name), f"gateway.{name}", getattr(defaults, name))
+        for name in ("max_connections", "max_concurrent_per_model"):
+            out[name] = self.optional_integer(spec.get(name), f"gateway.{name}")
+        return out
 
 
 def _kind(value: Any) -> str:
