@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .accumulate import Accumulator
     from .agent import Agent, AgentResult
     from .client import AsyncClient, Client
+    from .embeddings import Embeddings
     from .tools import tool
 
 __version__ = "0.1.0"
@@ -52,6 +53,7 @@ _LAZY = {
     "AgentResult": "modelwire.agent",
     "AsyncClient": "modelwire.client",
     "Client": "modelwire.client",
+    "Embeddings": "modelwire.embeddings",
     "tool": "modelwire.tools",
 }
 
@@ -71,6 +73,7 @@ __all__ = [
     "ContentFilterError",
     "ContextLengthError",
     "CredentialError",
+    "Embeddings",
     "FallbackExhaustedError",
     "MessageError",
     "ModelNotFoundError",
