@@ -48,9 +48,10 @@ class EmbedOptions:
 class EmbedTurn(Turn):
     """The ladder for one batch, starting at the chain position the call has reached."""
 
-    def __init__(self, settings: Settings, position: int, inputs: Sequence[Any],
-                 options: EmbedOptions) -> None:
+    def __init__(self, settings: Settings, position: int, batch: tuple[int, int],
+                 inputs: Sequence[Any], options: EmbedOptions) -> None:
         super().__init__(settings, [], Options(), stream=False)
+        self.batch = batch
         self.inputs = inputs
         self.embed_options = options
         if position:
@@ -114,38 +115,36 @@ class EmbedJob:
 
     def _restart(self) -> None:
         endpoint = self.settings.chain().entries[self.position][1]
-        self.batches = plan_batches(self.inputs, spec_of(endpoint))
+        self.pending = plan_batches(self.inputs, spec_of(endpoint))  # (start, stop), in order
         self.rows: list[Any] = [None] * len(self.inputs)
         self.prompt_tokens = 0
         self.total_tokens = 0
         self.model = ""
         self.provider = endpoint.profile.name
-        self.cursor = 0
 
     def next_turn(self) -> EmbedTurn | None:
-        if self.cursor >= len(self.batches):
+        if not self.pending:
             return None
-        start, stop = self.batches[self.cursor]
-        return EmbedTurn(self.settings, self.position, self.inputs[start:stop], self.options)
+        start, stop = self.pending[0]
+        return EmbedTurn(self.settings, self.position, (start, stop),
+                         self.inputs[start:stop], self.options)
 
     def done(self, turn: EmbedTurn, body: bytes) -> None:
-        """One batch answered ``body``: keep its vectors (or start over on a new model)."""
-        start, stop = self.batches[self.cursor]
+        """One batch answered ``body``: keep its vectors (after a fallback, start over on
+        the new model, keeping this batch where the new model's plan has it too)."""
+        start, stop = turn.batch
         vectors, usage, model = decode_response(body, stop - start, raw=self.options.numpy)
         turn.done()
         self.attempts += turn.attempts
         if turn.position != self.position:
-            # a fallback served this batch: every batch goes to that model, this one again
-            # (it was planned for the other model's limits)
             self.position = turn.position
             self._restart()
-            if self.batches[0] != (start, stop):
-                return
-        self.rows[start:stop] = vectors
-        self.prompt_tokens += usage["prompt_tokens"]
-        self.total_tokens += usage["total_tokens"]
-        self.model = self.model or model or turn.endpoint.model_id
-        self.cursor += 1
+        if turn.batch in self.pending:
+            self.pending.remove(turn.batch)
+            self.rows[start:stop] = vectors
+            self.prompt_tokens += usage["prompt_tokens"]
+            self.total_tokens += usage["total_tokens"]
+            self.model = self.model or model or turn.endpoint.model_id
 
     def failed(self, turn: EmbedTurn) -> None:
         self.attempts += turn.attempts
