@@ -117,9 +117,9 @@ def test_bad_requests_get_openai_shaped_errors(gateway, body, status, code):
 
 
 def test_the_gateway_key_is_required(gateway):
-    with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key="wrong-key", max_retries=0) as c:
-        with pytest.raises(openai.AuthenticationError):
-            c.embeddings.create(model="embed", input="x")
+    with openai.OpenAI(base_url=gateway.base_url + "/v1", api_key="wrong-key", max_retries=0) as c, \
+            pytest.raises(openai.AuthenticationError):
+        c.embeddings.create(model="embed", input="x")
 
 
 def test_each_request_writes_one_access_line(sdk, caplog):
