@@ -117,6 +117,9 @@ class GatewayConfig:
     # the longest server-requested wait (Retry-After, every key cooling) a request is held
     # for; longer: the client gets the 429 with Retry-After at once (its SDK retries)
     max_retry_wait: int = 30
+    # TLS for `modelwire serve` (the --ssl-certfile/--ssl-keyfile flags win): PEM paths
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +192,8 @@ _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking"
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
-            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait")
+            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
+            "ssl_certfile", "ssl_keyfile")
 
 
 class _Validator:
@@ -218,6 +222,16 @@ class _Validator:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
         return value.strip()
+
+    def path(self, value: Any, key: str) -> str | None:
+        """A file path; a relative one is relative to the config file's folder."""
+        text = self.string(value, key, optional=True)
+        if text is None:
+            return None
+        text = os.path.expanduser(text)
+        if not os.path.isabs(text) and self.where != "<config>":
+            text = os.path.join(os.path.dirname(os.path.abspath(self.where)), text)
+        return text
 
     def boolean(self, value: Any, key: str, default: bool) -> bool:
         if value is None:
@@ -444,6 +458,8 @@ class _Validator:
                                           defaults.seal_secret_env),
             max_retry_wait=self.integer(spec.get("max_retry_wait"), "gateway.max_retry_wait",
                                         defaults.max_retry_wait),
+            ssl_certfile=self.path(spec.get("ssl_certfile"), "gateway.ssl_certfile"),
+            ssl_keyfile=self.path(spec.get("ssl_keyfile"), "gateway.ssl_keyfile"),
         )
 
 
