@@ -17,9 +17,10 @@ import httpx
 import openai
 import pytest
 from click.testing import CliRunner
-from .tlscerts import make_certs
 
 from modelwire.testing import emulator  # noqa: F401  (the session emulator)
+
+from .tlscerts import make_certs
 
 GATEWAY_KEY = "gw-tls-key-0123456789"
 CONFIG = """
