@@ -19,7 +19,7 @@ _AUTH = {"bearer": "authorization", "api-key": "api-key", "x-api-key": "x-api-ke
 
 
 def test_the_rows_the_issue_names_offer_embeddings():
-    wanted = {"openai", "azure", "mistral", "voyage", "gemini", "together", "fireworks",
+    wanted = {"openai", "azure", "mistral", "nvidia", "gemini", "together", "fireworks",
               "deepinfra", "ollama", "vllm", "lmstudio", "llamacpp"}
     assert wanted <= set(ROWS)
     assert CATALOG["anthropic"].embeddings is None and CATALOG["groq"].embeddings is None

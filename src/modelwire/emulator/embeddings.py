@@ -4,7 +4,7 @@ Same text, same vector, in every process: each word has a fixed pseudo-random ve
 (SHAKE-256 of the word), a text's vector is the sum of its words' (so texts that share
 words point the same way, which makes similarity examples meaningful), cut to
 ``dimensions`` and scaled to unit length, as OpenAI's ``text-embedding-3`` models do.
-``input_type`` (Voyage-style) adds one marker word, so a query and a document of the same
+``input_type`` (Voyage-style; NIM's ``passage`` is a document) adds one marker word, so a query and a document of the same
 text differ a little. ``encoding_format: base64`` answers little-endian float32.
 
 The rules are OpenAI's (see :data:`MAX_INPUTS` and friends): too many inputs, too many
@@ -47,6 +47,8 @@ EMBEDDING_MODELS: dict[str, EmbeddingModel] = {
 }
 
 _WORD = re.compile(r"\w+")
+# input_type values: Voyage's (query, document) and NVIDIA NIM's (query, passage)
+_KINDS = {None: None, "query": "query", "document": "document", "passage": "document"}
 _INVALID_INPUT = ("'$.input' is invalid. Please check the API reference: "
                   "https://platform.openai.com/docs/api-reference.")
 
@@ -68,9 +70,10 @@ def serve(body: Any) -> bytes:
     if fmt not in ("float", "base64"):
         raise ApiError(400, f"Invalid value for 'encoding_format': {fmt!r}. Supported values are: "
                        "'float' and 'base64'.", param="encoding_format", code="invalid_value")
-    kind = body.get("input_type")
-    if kind not in (None, "query", "document"):
-        raise ApiError(400, f"Invalid value for 'input_type': {kind!r}.", param="input_type")
+    kind = _KINDS.get(body.get("input_type"), "?")
+    if kind == "?":
+        raise ApiError(400, f"Invalid value for 'input_type': {body.get('input_type')!r}.",
+                       param="input_type")
     counts = [_tokens(item) for item in inputs]
     for i, n in enumerate(counts):
         if n > MAX_INPUT_TOKENS:

@@ -74,15 +74,14 @@ _MISTRAL_EMBED = EmbeddingSpec(
     max_inputs=256, max_request_tokens=16_384, dimensions_field="output_dimension",
     source="https://docs.mistral.ai/api/endpoint/embeddings (2026-12-01)",
 )
-_VOYAGE_EMBED = EmbeddingSpec(
-    models=("voyage-4-large", "voyage-4", "voyage-4-lite", "voyage-3.5", "voyage-3.5-lite",
-            "voyage-3-large", "voyage-code-3", "voyage-finance-2", "voyage-law-2"),
-    # "The maximum length of the list is 1,000. The total number of tokens in the list is
-    # at most 1M for voyage-4-lite ...; 320K for voyage-4 ...; and 120K for voyage-4-large,
-    # voyage-3-large, voyage-code-3 ...": the smallest cap, for every model
-    max_inputs=1000, max_request_tokens=120_000, dimensions_field="output_dimension",
-    input_type_field="input_type", input_types=(("query", "query"), ("document", "document")),
-    source="https://docs.voyageai.com/reference/embeddings-api (2026-12-01)",
+_NVIDIA_EMBED = EmbeddingSpec(
+    models=("nvidia/nv-embedqa-e5-v5", "nvidia/llama-3.2-nv-embedqa-1b-v2"),
+    # NV-Embed-QA and E5 models "operate in passage or query mode, and thus require the
+    # input_type parameter" (Voyage-style, with "passage" for documents); Matryoshka
+    # models take dimensions. No batch cap on the page: 50 (conservative); floats
+    max_inputs=50, base64=False,
+    input_type_field="input_type", input_types=(("query", "query"), ("document", "passage")),
+    source="https://docs.nvidia.com/nim/nemo-retriever/text-embedding/latest/reference.html (2026-12-01)",
 )
 _GEMINI_EMBED = EmbeddingSpec(
     models=("gemini-embedding-001",),
@@ -372,17 +371,12 @@ _ROWS: list[ProviderProfile] = [
     _row(
         name="nvidia", base_url="https://integrate.api.nvidia.com/v1",
         key_env=("NVIDIA_API_KEY",), docs_url="https://docs.api.nvidia.com/nim/reference",
+        embeddings=_NVIDIA_EMBED,
     ),
     _row(
         name="github", base_url="https://models.github.ai/inference",
         key_env=("GITHUB_TOKEN",),  # a token with the models:read permission
         docs_url="https://docs.github.com/en/rest/models/inference",
-    ),
-    _row(
-        # embeddings (and rerank) only: no chat models behind this row
-        name="voyage", base_url="https://api.voyageai.com/v1", key_env=("VOYAGE_API_KEY",),
-        docs_url="https://docs.voyageai.com/reference/embeddings-api",
-        embeddings=_VOYAGE_EMBED,
     ),
     # ---------------------------------------------------------------- local servers
     # 127.0.0.1 rather than localhost: localhost may resolve to ::1 first while
@@ -495,5 +489,4 @@ ALIASES: dict[str, str] = {
     "azure-openai": "azure", "nous-portal": "nous", "hf": "huggingface", "nim": "nvidia",
     "github-models": "github", "lm-studio": "lmstudio", "llama.cpp": "llamacpp",
     "llama-cpp": "llamacpp", "codex": "openai-codex", "or": "openrouter",
-    "voyageai": "voyage",
 }
