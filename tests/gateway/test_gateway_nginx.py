@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (a
 
 def doc_config() -> str:
     """The one ``nginx`` fence of the guide."""
-    (block,) = re.findall(r"```nginx\n(.*?)```", DOC.read_text(), re.S)
+    (block,) = re.findall(r"```nginx\n(.*?)```", DOC.read_text(), re.DOTALL)
     return block
 
 
