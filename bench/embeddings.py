@@ -141,21 +141,22 @@ def part_sync(base: str, n: int) -> dict[tuple[str, int], dict[str, float]]:
     mw = Client(f"openai/{MODEL}", base_url=base + "/v1", api_key=KEY)
     raw = httpx.Client()
     lite = _litellm()
+    hdrs = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
+    try:
+        import openai
+
+        oc: Any = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+    except ImportError:
+        oc = None
     for size in SIZES:
         texts = _inputs(size)
         out["modelwire", size] = sync_cell(lambda t=texts: mw.embed(t), n)
         body = json.dumps({"model": MODEL, "input": texts}).encode()
-        hdrs = {"authorization": f"Bearer {KEY}", "content-type": "application/json"}
         out["raw httpx", size] = sync_cell(lambda b=body: [d["embedding"] for d in json.loads(
             raw.post(base + "/v1/embeddings", content=b, headers=hdrs).content)["data"]], n)
-        try:
-            import openai
-
-            oc = openai.OpenAI(base_url=base + "/v1", api_key=KEY, max_retries=0)
+        if oc is not None:
             out["openai SDK", size] = sync_cell(
                 lambda t=texts: oc.embeddings.create(model=MODEL, input=t), n)
-        except ImportError:
-            pass
         if lite is not None:
             out["litellm", size] = sync_cell(lambda t=texts: lite.embedding(
                 model=f"openai/{MODEL}", input=t, api_base=base + "/v1", api_key=KEY), max(10, n // 5))
