@@ -192,3 +192,18 @@ def test_settings_a_provider_cannot_express_are_refused_not_dropped(emu, wire):
 def test_a_provider_without_embeddings_is_refused_by_name(emu):
     with pytest.raises(ConfigError, match="anthropic"):
         Client("anthropic/claude-sonnet-4-6", api_key=KEY).embed("x")
+
+
+def test_a_revoked_key_rotates_to_the_next_one_in_the_pool(emu, wire, monkeypatch):
+    from modelwire.credentials import CredentialPool
+
+    env_key, manual_key = "sk-env-embed-aaaaaaaa1111", "sk-manual-embed-bbbbbb2222"
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    pool = CredentialPool.for_provider("openai")
+    pool.add(manual_key, label="manual")  # manual entries come first
+    emu.set_faults([{"fault": "unauthorized", "endpoint": "embeddings", "requests": [1]}])
+    with Client("openai/emulator-embed-1", base_url=emu.openai_base_url(), retry=STEADY,
+                sleep=lambda s: None) as c:
+        done = c.embed(["rotate me"])
+    assert [r["headers"]["authorization"][-4:] for r in wire()] == ["2222", "1111"]
+    assert [(a.outcome, a.credential) for a in done.attempts] == [("rotated", "manual"), ("ok", "OPENAI_API_KEY")]
