@@ -10,17 +10,22 @@ from ._slotinit import slot_init
 if TYPE_CHECKING:
     from .types import AssistantMessage, FinishReason, Usage
 
-__all__ = ["Attempt", "AttemptOutcome", "Completion"]
+__all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion"]
 
 AttemptOutcome: TypeAlias = Literal[
-    "ok", "retried", "rotated", "refreshed", "fell_back", "failed", "interrupted"
+    "ok", "retried", "rotated", "refreshed", "fell_back", "failed", "interrupted", "skipped"
 ]
+# the error text of a "skipped" attempt: a recent call fell back, so this one started there
+PRIMARY_COOLING = "primary cooling after fallback"
 
 
 @slot_init  # built for every request (the gateway's hot path)
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One try at serving a turn: which provider and model, and how it ended."""
+    """One try at serving a turn: which provider and model, and how it ended.
+
+    ``skipped`` (error: ``primary cooling after fallback``): not tried at all, because
+    a recent call fell back past this model (see ``fallback_stick_s``)."""
 
     provider: str
     model: str
@@ -37,14 +42,17 @@ class Completion:
     ``message`` is the assistant message dict (``content``, ``tool_calls``,
     ``reasoning_content``, ``reasoning_details``...). ``native_finish_reason``
     keeps the provider's own reason (``pause_turn`` means: send the turn back
-    to continue). ``interrupted`` is true when the caller cut the stream short.
+    to continue). ``interrupted`` is true when the stream was cut short, by the caller or
+    by the upstream (a :class:`~modelwire.StreamInterruptedError`'s ``partial``);
+    ``finish_reason`` is then ``None`` unless the turn had finished before the cut, and
+    ``tool_calls`` holds only the calls the upstream finished.
     ``stop_sequence``: which of the request's stop sequences ended the text, where
     known (an Anthropic upstream says it, and modelwire knows it where it applied
     them itself; a Chat Completions upstream's ``stop`` just says "stop").
     """
 
     message: AssistantMessage
-    finish_reason: FinishReason
+    finish_reason: FinishReason | None  # None: the turn never finished (interrupted)
     usage: Usage
     model: str
     provider: str = ""

@@ -75,8 +75,9 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
     items = wire.get("reasoning_details")
     details = wrap_details(items, issuer) if items else []
     if not reasoning and details:
-        # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details
-        reasoning = [d["block"]["text"] for d in details if isinstance(d["block"].get("text"), str)]
+        # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details,
+        # as reasoning.text items (reasoning.summary items carry it as summary)
+        reasoning = [t for t in map(_item_text, details) if t]
     wire_calls = wire.get("tool_calls")
     calls, signatures = _calls(wire_calls) if wire_calls else ([], [])
     msg: AssistantMessage = {"role": "assistant", "content": text if text or not calls else None}
@@ -99,6 +100,12 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
     if notes and isinstance(notes, list):
         msg["annotations"] = [a for a in notes if isinstance(a, MAPPING)]
     return msg
+
+
+def _item_text(detail: Mapping[str, Any]) -> str | None:
+    block = detail["block"]
+    text = block.get("summary") if block.get("type") == "reasoning.summary" else block.get("text")
+    return text if isinstance(text, str) else None
 
 
 def _content(content: Any) -> tuple[str, list[str]]:
@@ -158,11 +165,14 @@ def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 # ------------------------------------------------------------------------ encode
-def encode_response(completion: Completion, request: Any = None, *, created: int | None = None) -> dict[str, Any]:
+def encode_response(completion: Completion, request: Any = None, *, created: int | None = None,
+                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
     """The ``chat.completion`` body OpenAI would send for ``completion``.
 
     ``created`` (epoch seconds) comes from the caller: codecs have no clock. It
-    defaults to the upstream's own ``created`` when known, else 0.
+    defaults to the upstream's own ``created`` when known, else 0. ``id`` and ``model``:
+    the answer's own (a gateway mints one per answer and names the model the client
+    asked for); by default the completion's.
     """
     raw = completion.raw or {}
     if created is None:
@@ -174,10 +184,10 @@ def encode_response(completion: Completion, request: Any = None, *, created: int
         "finish_reason": completion.finish_reason,
     }
     return {
-        "id": completion.id or _default_id(completion.model, completion.message),
+        "id": id or completion.id or _default_id(completion.model, completion.message),
         "object": "chat.completion",
         "created": created,
-        "model": completion.model,
+        "model": model or completion.model,
         "choices": [choice],
         "usage": usage_to_wire(completion.usage),
     }

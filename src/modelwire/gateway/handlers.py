@@ -18,7 +18,7 @@ from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
 from .asgi import Reply
-from .doors import open_sealed, seal_events, seal_message
+from .doors import answer_args, open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
 from .lane import eligible, same_protocol
@@ -35,6 +35,7 @@ class _Ctx:
     request_id: str
     started: float
     enabled: bool = True
+    created: int = 0  # the request's Unix time: the answer's `created` / `created_at`
     model: str = "-"
     upstream: str = "-"
     status: int = 200
@@ -75,12 +76,12 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     provider = getattr(completion, "provider", "")
     model = getattr(completion, "model", "")
     # a single attempt served it: no fallback (the usual case, without a walk)
-    fallbacks = sum(a.outcome == "fell_back" for a in attempts) if len(attempts) > 1 else 0
+    fallbacks = _fallbacks(attempts) if len(attempts) > 1 else "0"
     headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": ms_text(overhead_ms),
-        "x-modelwire-attempts": str((len(attempts) or 1) + ctx.lane_tries),
-        "x-modelwire-fallbacks": str(fallbacks),
+        "x-modelwire-attempts": str((_tried(attempts) or 1) + ctx.lane_tries),
+        "x-modelwire-fallbacks": fallbacks,
         "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
     }
     if ctx.route:
@@ -88,6 +89,28 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     if ctx.lane:
         headers["x-modelwire-lane"] = "passthrough"
     return headers
+
+
+def _answer(ctx: _Ctx, req: dict[str, Any]) -> dict[str, Any]:
+    """The answer's id, time and model for the door's codec. The model is the name the
+    client asked for, streamed or not (the upstream's own id is in x-modelwire-model)."""
+    return answer_args(ctx.door, ctx.request_id, ctx.created, req.get("model") or ctx.model)
+
+
+def _tried(attempts: Any) -> int:
+    """Attempts made (a sticky fallback's skipped primary was not tried)."""
+    if len(attempts) < 2:
+        return len(attempts)
+    return sum(a.outcome != "skipped" for a in attempts)
+
+
+def _fallbacks(attempts: Any) -> str:
+    """How many models of the chain this answer passed over: ``"1"``, or ``"1; sticky"``
+    when a recent request's fallback was used from the start (the model's Client keeps
+    it for ``fallback_stick_s``, shared by every request to that model)."""
+    moved = sum(a.outcome in ("fell_back", "skipped") for a in attempts)
+    sticky = any(a.outcome == "skipped" for a in attempts)
+    return f"{moved}; sticky" if sticky else str(moved)
 
 
 class _Handlers:
@@ -196,7 +219,7 @@ class _Handlers:
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
-        ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log)
+        ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
@@ -239,7 +262,7 @@ class _Handlers:
                 import dataclasses
 
                 completion = dataclasses.replace(completion, message=message)
-            body = codec.encode_response(completion, req)
+            body = codec.encode_response(completion, req, **_answer(ctx, req))
             overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
@@ -273,8 +296,7 @@ class _Handlers:
         # the gateway's time before the hand-over, and the Client's own before its first wait
         overhead = (before_upstream - ctx.started + CLIENT_WORK.get() - work) * 1000
         completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
-        served_model = getattr(stream, "model", None) or ctx.model
-        encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req)
+        encoder = codec.StreamEncoder(request=req, **_answer(ctx, req))
         sealer, door = self.gw.sealer, ctx.door
 
         gw = self.gw
