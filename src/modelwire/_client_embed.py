@@ -29,7 +29,7 @@ from .embeddings import (
 )
 from .errors import ConfigError, MessageError, ModelwireError
 from .providers.embedding import EmbeddingEncoding, EmbeddingSpec, InputType
-from .resilience import LadderState
+from .resilience import LadderState, StickyStart
 
 __all__ = ["EmbedJob", "EmbedOptions", "embed_async", "embed_sync"]
 
@@ -46,19 +46,26 @@ class EmbedOptions:
 
 
 class EmbedTurn(Turn):
-    """The ladder for one batch, starting at the chain position the call has reached."""
+    """The ladder for one batch. The call's first batch starts where a chat call would
+    (the sticky fallback's position); later ones at the model the call has reached."""
 
-    def __init__(self, settings: Settings, position: int, batch: tuple[int, int],
-                 inputs: Sequence[Any], options: EmbedOptions) -> None:
+    def __init__(self, settings: Settings, options: EmbedOptions,
+                 at: tuple[int, bool] | None = None) -> None:
         super().__init__(settings, [], Options(), stream=False)
-        self.batch = batch
-        self.inputs = inputs
         self.embed_options = options
-        if position:
+        self.batch = (0, 0)
+        self.inputs: Sequence[Any] = ()
+        if at is not None:  # (position, whether the call fell back to get there)
+            position, self.fell_back = at
+            self.attempts = []  # no "skipped" entries: the call's first batch has them
+            self.start = StickyStart()  # not a probe, whatever the sticky books say now
             self.position = position
             self.endpoint = self.chain.entries[position][1]
             self.dropped = frozenset()
             self.ladder = LadderState(has_fallback=self.chain.has_after(position))
+
+    def assign(self, batch: tuple[int, int], inputs: Sequence[Any]) -> None:
+        self.batch, self.inputs = batch, inputs
 
     def plan(self) -> Plan:
         ep = self.endpoint
@@ -77,11 +84,14 @@ class EmbedTurn(Turn):
         return False  # an embeddings body carries no reasoning or tool schemas to strip
 
     def done(self) -> None:
-        """The batch succeeded: report and release the credential, record the attempt."""
+        """The batch succeeded: report and release the credential, record the attempt,
+        tell the sticky books where it was served (as ``Turn.succeed`` does)."""
         if self.held is not None:
             self.endpoint.creds.succeeded(self.held)
         self._record("ok", None)
         self.release()
+        if self.position or self.start.probe:
+            self.settings.sticky.served(self.position, fell_back=self.fell_back)
 
 
 def spec_of(endpoint: Any) -> EmbeddingSpec:
@@ -110,6 +120,8 @@ class EmbedJob:
         for _, endpoint in chain.entries:
             spec_of(endpoint)  # a model without embeddings fails now, not after a fallback
         self.position = 0
+        self.fell_back = False  # a batch of this call fell back: later ones start there
+        self.started = False
         self.attempts: list[Any] = []
         self._restart()
 
@@ -125,9 +137,15 @@ class EmbedJob:
     def next_turn(self) -> EmbedTurn | None:
         if not self.pending:
             return None
+        at = (self.position, self.fell_back) if self.started else None
+        turn = EmbedTurn(self.settings, self.options, at)
+        self.started = True
+        if turn.position != self.position:  # a sticky fallback: plan for its limits
+            self.position = turn.position
+            self._restart()
         start, stop = self.pending[0]
-        return EmbedTurn(self.settings, self.position, (start, stop),
-                         self.inputs[start:stop], self.options)
+        turn.assign((start, stop), self.inputs[start:stop])
+        return turn
 
     def done(self, turn: EmbedTurn, body: bytes) -> None:
         """One batch answered ``body``: keep its vectors (after a fallback, start over on
@@ -136,6 +154,7 @@ class EmbedJob:
         vectors, usage, model = decode_response(body, stop - start, raw=self.options.numpy)
         turn.done()
         self.attempts += turn.attempts
+        self.fell_back = self.fell_back or turn.fell_back
         if turn.position != self.position:
             self.position = turn.position
             self._restart()

@@ -137,7 +137,10 @@ def test_a_fallback_mid_call_sends_every_batch_to_the_fallback_model(emu, wire, 
         "backup": {**entry, "model": "emulator-embed-1"}}, "fallback": ["backup"]})
     with Client("primary", config=config, retry=STEADY, sleep=lambda s: None) as c:
         done = c.embed(texts)
-    models = [(r["body"]["model"], len(r["body"]["input"]), r["status"]) for r in wire()]
+        models = [(r["body"]["model"], len(r["body"]["input"]), r["status"]) for r in wire()]
+        later = c.embed("the next call")  # sticky: starts at the model that served
+    assert [a.outcome for a in later.attempts] == ["skipped", "ok"]
+    assert [r["body"]["model"] for r in wire()][len(models):] == ["emulator-embed-1"]
     assert models == [("text-embedding-3-small", 2048, 200), ("text-embedding-3-small", 2, 402),
                       ("emulator-embed-1", 2, 200), ("emulator-embed-1", 2048, 200)]
     assert done.model == "emulator-embed-1" and {len(v) for v in done.vectors} == {256}
