@@ -99,7 +99,7 @@ def spec_of(endpoint: Any) -> EmbeddingSpec:
     if spec is None:
         raise ConfigError(
             f"{endpoint.name}: provider {endpoint.profile.name!r} has no embeddings endpoint "
-            "in the catalog (rows that offer one: `modelwire models`, or the embeddings guide)")
+            "in the catalog (the embeddings guide lists the rows that offer one)")
     return spec
 
 

@@ -125,7 +125,8 @@ def check_inputs(inputs: Any) -> list[Input]:
         if isinstance(item, str):
             if not item:
                 raise MessageError(f"input[{i}] is an empty string: providers refuse it")
-        elif not (isinstance(item, Sequence) and item and all(type(t) is int for t in item)):
+        elif isinstance(item, (bytes, bytearray)) or not (
+                isinstance(item, Sequence) and item and all(type(t) is int for t in item)):
             raise MessageError(f"input[{i}] must be a non-empty string or a list of token ids")
     return out
 

@@ -175,7 +175,8 @@ def test_unknown_model_is_model_not_found(emu, wire):
         c.embed("x")
 
 
-@pytest.mark.parametrize("bad", [[], "", ["ok", ""], [["a"]]], ids=["none", "empty", "one-empty", "not-text"])
+@pytest.mark.parametrize("bad", [[], "", ["ok", ""], [["a"]], [b"ab"]],
+                         ids=["none", "empty", "one-empty", "not-text", "bytes"])
 def test_bad_inputs_fail_before_any_request(emu, wire, bad):
     with _client(emu) as c, pytest.raises(MessageError):
         c.embed(bad)

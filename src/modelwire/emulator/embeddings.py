@@ -18,6 +18,7 @@ import functools
 import hashlib
 import math
 import re
+import sys
 from array import array
 from dataclasses import dataclass
 from typing import Any
@@ -145,4 +146,6 @@ def embed_text(words: list[str], native: int, dims: int) -> list[float]:
 def _word_vector(word: str, native: int) -> array:  # type: ignore[type-arg]
     raw = array("h")
     raw.frombytes(hashlib.shake_256(word.encode()).digest(2 * native))
+    if sys.byteorder == "big":  # the same vectors on every machine
+        raw.byteswap()
     return raw
