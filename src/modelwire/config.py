@@ -118,8 +118,10 @@ class GatewayConfig:
     # the longest server-requested wait (Retry-After, every key cooling) a request is held
     # for; longer: the client gets the 429 with Retry-After at once (its SDK retries)
     max_retry_wait: int = 30
-    # TLS for `modelwire serve` (the --ssl-certfile/--ssl-keyfile flags win): PEM paths
+    # PEM certificate chain: `modelwire serve` answers HTTPS, TLS 1.2+ (relative to this
+    # file; the --ssl-certfile flag wins)
     ssl_certfile: str | None = None
+    # the certificate's PEM private key (unset: inside ssl_certfile; --ssl-keyfile wins)
     ssl_keyfile: str | None = None
 
 
