@@ -1,5 +1,6 @@
 """Public test helpers for users' own tests.
 
+``Emulator``: the offline provider itself (:class:`modelwire.emulator.Emulator`).
 ``emulator``: a session-scoped pytest fixture yielding a running
 :class:`modelwire.emulator.Emulator` (lenient profile, any key accepted). It is not
 auto-loaded as a plugin; import it where you want it, e.g. in ``conftest.py``::
@@ -24,7 +25,17 @@ import pytest
 if TYPE_CHECKING:
     from .emulator import Emulator
 
-__all__ = ["emulator", "emulator_clean"]
+__all__ = ["Emulator", "emulator", "emulator_clean"]
+
+
+def __getattr__(name: str) -> object:
+    # the emulator class itself, for tests outside pytest fixtures: imported on use, so
+    # importing the fixtures does not start the emulator's server stack
+    if name == "Emulator":
+        from .emulator import Emulator
+
+        return Emulator
+    raise AttributeError(f"module 'modelwire.testing' has no attribute {name!r}")
 
 
 @pytest.fixture(scope="session")
