@@ -52,6 +52,7 @@ class Score:
     survived: tuple[str, ...]  # not explained as equivalent
     equivalent: int
     untested: int
+    stale: tuple[str, ...]  # listed as equivalent but killed or gone: the list needs mending
 
     @property
     def ratio(self) -> float:
@@ -65,7 +66,7 @@ def _equivalents() -> dict[str, str]:
     return dict(tomllib.loads(EQUIVALENT.read_text("utf-8")).get("equivalent", {}))
 
 
-def _project_copy(into: pathlib.Path, module: str, tests: tuple[str, ...], workers: int) -> None:
+def _project_copy(into: pathlib.Path, module: str, tests: tuple[str, ...]) -> None:
     for name in ("src", "tests"):
         shutil.copytree(ROOT / name, into / name, ignore=shutil.ignore_patterns("__pycache__", "corpus"))
     corpus = ROOT / "tests" / "corpus"
@@ -82,18 +83,29 @@ def _project_copy(into: pathlib.Path, module: str, tests: tuple[str, ...], worke
     (into / "pyproject.toml").write_text(text, "utf-8")
 
 
-def run_module(module: str, tests: tuple[str, ...], equivalent: dict[str, str], workers: int) -> Score:
+def run_module(module: str, tests: tuple[str, ...], equivalent: dict[str, str], workers: int,
+               *, show: bool = False) -> Score:
+    """Mutate ``module``, run ``tests`` against each mutant; ``show`` prints survivors' diffs."""
     with tempfile.TemporaryDirectory(prefix="modelwire-mutation-") as tmp:
         work = pathlib.Path(tmp)
-        _project_copy(work, module, tests, workers)
-        mutmut = pathlib.Path(sys.executable).with_name("mutmut")
-        done = subprocess.run([str(mutmut), "run", "--max-children", str(workers)], cwd=work,
-                              capture_output=True, text=True, check=False,
-                              env={**os.environ, "PYTHONPATH": ""})
+        _project_copy(work, module, tests)
+        mutmut = str(pathlib.Path(sys.executable).with_name("mutmut"))
+        env = {**os.environ, "PYTHONPATH": ""}
+        done = subprocess.run([mutmut, "run", "--max-children", str(workers)], cwd=work,
+                              capture_output=True, text=True, check=False, env=env)
         meta = work / "mutants" / (module + ".meta")
         if not meta.exists():
             raise SystemExit(f"mutmut did not run on {module}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
         codes: dict[str, int | None] = json.loads(meta.read_text("utf-8"))["exit_code_by_key"]
+        score = _score(module, codes, equivalent)
+        if show:
+            for name in score.survived:
+                print(subprocess.run([mutmut, "show", name], cwd=work, capture_output=True,
+                                     text=True, check=False, env=env).stdout)
+    return score
+
+
+def _score(module: str, codes: dict[str, int | None], equivalent: dict[str, str]) -> Score:
     killed = survived_eq = untested = 0
     survived: list[str] = []
     for name, code in sorted(codes.items()):
@@ -106,22 +118,11 @@ def run_module(module: str, tests: tuple[str, ...], equivalent: dict[str, str], 
                 survived.append(name)
         else:
             killed += 1  # failed tests, a timeout or a crash: the mutant was noticed
-    return Score(module, killed, tuple(survived), survived_eq, untested)
-
-
-def _show(module: str, tests: tuple[str, ...], names: tuple[str, ...]) -> None:
-    """The diff of each survivor (a second, cheap mutmut pass would be needed; mutmut keeps
-    no state outside its folder, so the module is re-mutated for the diffs)."""
-    with tempfile.TemporaryDirectory(prefix="modelwire-mutation-") as tmp:
-        work = pathlib.Path(tmp)
-        _project_copy(work, module, tests, 1)
-        mutmut = pathlib.Path(sys.executable).with_name("mutmut")
-        subprocess.run([str(mutmut), "run", "--max-children", "2"], cwd=work, capture_output=True,
-                       check=False, env={**os.environ, "PYTHONPATH": ""})
-        for name in names:
-            out = subprocess.run([str(mutmut), "show", name], cwd=work, capture_output=True,
-                                 text=True, check=False)
-            print(out.stdout)
+    if codes and untested == len(codes):
+        raise SystemExit(f"no test ran against {module}: check its test paths in MODULES")
+    dotted = module.removeprefix("src/").removesuffix(".py").replace("/", ".") + "."
+    stale = tuple(n for n in equivalent if n.startswith(dotted) and codes.get(n) != _SURVIVED)
+    return Score(module, killed, tuple(survived), survived_eq, untested, stale)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,24 +136,19 @@ def main(argv: list[str] | None = None) -> int:
     equivalent = _equivalents()
     chosen = [(m, t) for m, t in MODULES if not args.only or any(w in m for w in args.only)]
     failed = False
-    seen: set[str] = set()
     print(f"{'module':48} {'killed':>7} {'survived':>9} {'equiv.':>7} {'score':>7}")
     for module, tests in chosen:
-        score = run_module(module, tests, equivalent, args.workers)
-        seen.update(n for n in equivalent if n.startswith(_dotted(module)))
+        score = run_module(module, tests, equivalent, args.workers, show=args.show)
         ok = score.ratio >= GOAL
         failed |= not ok
         print(f"{module.removeprefix('src/'):48} {score.killed:7} {len(score.survived):9} "
               f"{score.equivalent:7} {score.ratio:7.1%}{'' if ok else '  < goal'}")
-        for name in score.survived:
-            print(f"    survived: {name}")
-        if args.show and score.survived:
-            _show(module, tests, score.survived)
+        if not args.show:
+            for name in score.survived:
+                print(f"    survived: {name}")
+        for name in score.stale:
+            print(f"    stale equivalent (no longer survives): {name}")
     return 1 if failed else 0
-
-
-def _dotted(module: str) -> str:
-    return module.removeprefix("src/").removesuffix(".py").replace("/", ".")
 
 
 if __name__ == "__main__":

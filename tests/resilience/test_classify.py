@@ -8,10 +8,10 @@ import pytest
 
 from modelwire.errors import (
     BadRequestError,
+    ConnectError,
     ContentFilterError,
     ContextLengthError,
     MessageError,
-    ConnectError,
     ModelNotFoundError,
     OverloadedError,
     ProtocolError,
