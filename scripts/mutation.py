@@ -39,6 +39,12 @@ MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("src/modelwire/credentials/cooldown.py", ("tests/credentials/test_credential_cooldown_policy.py",)),
     ("src/modelwire/codecs/_sse.py", ("tests/test_sse.py",)),
     ("src/modelwire/routing.py", ("tests/routing/test_routing.py",)),
+    ("src/modelwire/messages.py", ("tests/test_messages_prepare.py", "tests/test_messages_cache.py")),
+    ("src/modelwire/_reasoning.py", ("tests/test_messages_reasoning.py",)),
+    ("src/modelwire/_thinktags.py", ("tests/test_messages_thinktags.py",)),
+    ("src/modelwire/_stops.py", ("tests/test_stops.py",)),
+    ("src/modelwire/tools.py", ("tests/test_tools.py",)),
+    ("src/modelwire/accumulate.py", ("tests/test_accumulate.py",)),
 )
 
 # mutmut's exit codes for a mutant's test run (mutmut/__main__.py: status_by_exit_code)

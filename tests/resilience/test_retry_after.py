@@ -225,3 +225,79 @@ def test_any_input_gives_none_or_a_bounded_delay(headers, body):
     assert found is None or 0.0 <= found <= MAX_RETRY_AFTER
     at = reset_at(headers, body, now=NOW)
     assert at is None or NOW <= at <= NOW + 7 * 86400
+
+
+@pytest.mark.parametrize("body", [
+    {"error": {"reset_at": None}},
+    {"error": {"resets_at": ""}},
+    {"error": {"retry_until": True}},
+    {"error": {"reset_at": "soon"}},
+], ids=["null", "empty", "bool", "text"])
+def test_an_unusable_absolute_reset_in_the_body_is_no_hint(body):
+    assert retry_after_seconds({}, body, now=NOW) is None
+
+
+def test_an_unusable_absolute_reset_does_not_hide_the_next_hint():
+    body = {"error": {"reset_at": None, "message": "Please try again in 5s."}}
+    assert retry_after_seconds({}, body, now=NOW) == 5.0
+
+
+def test_anthropic_limit_headers_without_a_reset_header_are_no_hint():
+    headers = {"anthropic-ratelimit-requests-remaining": "0",
+               "anthropic-ratelimit-requests-limit": "50"}
+    assert retry_after_seconds(headers, None, now=NOW) is None
+
+
+@pytest.mark.parametrize(("headers", "body"), [
+    ({"anthropic-ratelimit-tokens-reset": iso(-30)}, None),
+    ({}, {"error": {"reset_at": NOW - 30}}),
+    ({"x-ratelimit-reset-requests": "0s"}, None),
+], ids=["anthropic-header", "body-epoch", "openai-zero"])
+def test_a_reset_already_past_means_now(headers, body):
+    assert retry_after_seconds(headers, body, now=NOW) == 0.0
+    assert reset_at(headers, body, now=NOW) == NOW
+
+
+@pytest.mark.parametrize(("stamp", "seconds"), [
+    ("2026-11-29T12:00:30", 30.0),  # no zone: UTC
+    ("2026-11-29T12:00:30Z", 30.0),
+    ("2026-11-29T13:00:30+01:00", 30.0),
+    (str(int(NOW) + 30), 30.0),  # epoch seconds as text
+    ((NOW + 30) * 1000, 30.0),  # epoch milliseconds
+], ids=["naive", "z", "offset", "epoch-text", "epoch-ms"])
+def test_absolute_resets_in_every_form(stamp, seconds):
+    assert retry_after_seconds({}, {"resets_at": stamp}, now=NOW) == pytest.approx(seconds)
+
+
+def test_an_http_date_without_a_zone_is_utc():
+    assert retry_after_seconds({"Retry-After": "Sun, 29 Nov 2026 12:00:30 -0000"}, now=NOW) == 30.0
+
+
+def test_retry_after_ms_that_is_not_a_number_falls_through():
+    assert retry_after_seconds({"retry-after-ms": "soon", "retry-after": "7"}, now=NOW) == 7.0
+
+
+def test_a_remaining_count_that_is_not_a_number_is_not_exhausted():
+    headers = {"x-ratelimit-reset-requests": "10s", "x-ratelimit-remaining-requests": "n/a",
+               "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "100"}
+    assert retry_after_seconds(headers, now=NOW) == 50.0  # none exhausted: the latest
+
+
+def test_json_inside_a_message_string_is_read():
+    body = {"error": {"message": json.dumps({"error": {"retryDelay": "12s"}})}}
+    assert retry_after_seconds({}, body, now=NOW) == 12.0
+
+
+def test_a_bytes_body_is_decoded():
+    assert retry_after_seconds({}, b'{"error": {"message": "retry after 3 seconds"}}', now=NOW) == 3.0
+
+
+def test_headers_as_pairs_are_read():
+    assert retry_after_seconds([("Retry-After", "4")], now=NOW) == 4.0
+
+
+def test_a_body_nested_too_deep_is_not_walked():
+    deep: object = {"retryDelay": "9s"}
+    for _ in range(14):
+        deep = {"error": deep}
+    assert retry_after_seconds({}, deep, now=NOW) is None
