@@ -27,7 +27,7 @@ parsed into :attr:`Failure.retry_after`) replaces it, capped at 600 s.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from .classify import Failure
 
@@ -155,7 +155,3 @@ def _give_up(state: LadderState, reason: str, *, fallback: bool) -> Action:
     if fallback and state.has_fallback:
         return Action("fallback", reason=reason)
     return Action("raise", reason=reason)
-
-
-def describe(action: Action) -> dict[str, Any]:  # for logs: plain data, no secrets
-    return {"action": action.kind, "wait": round(action.wait, 3), "reason": action.reason}
