@@ -301,3 +301,82 @@ def test_a_body_nested_too_deep_is_not_walked():
     for _ in range(14):
         deep = {"error": deep}
     assert retry_after_seconds({}, deep, now=NOW) is None
+
+
+def _nested(levels: int, leaf: object, *, in_list: bool = False) -> object:
+    node = leaf
+    for _ in range(levels):
+        node = [node] if in_list else {"error": node}
+    return node
+
+
+@pytest.mark.parametrize("in_list", [False, True], ids=["dicts", "lists"])
+def test_body_hints_are_read_twelve_levels_deep_and_no_deeper(in_list):
+    leaf = {"retryDelay": "9s"}
+    assert retry_after_seconds({}, _nested(12, leaf, in_list=in_list), now=NOW) == 9.0
+    assert retry_after_seconds({}, _nested(13, leaf, in_list=in_list), now=NOW) is None
+
+
+@pytest.mark.parametrize("body", [
+    [{"reset_at": NOW + 30}],
+    {"error": {"message": json.dumps({"reset_at": NOW + 30})}},
+], ids=["in-a-list", "json-in-a-message"])
+def test_absolute_resets_anywhere_in_the_body_are_relative_to_now(body):
+    assert retry_after_seconds({}, body, now=NOW) == 30.0
+
+
+def test_json_looking_text_with_a_text_hint_keeps_the_text_hint():
+    body = {"error": {"message": '{"note": 1} please retry after 5 seconds'}}
+    assert retry_after_seconds({}, body, now=NOW) == 5.0
+
+
+def test_json_inside_a_message_after_spaces_is_read():
+    body = {"error": {"message": '   {"error": {"retryDelay": "4s"}}'}}
+    assert retry_after_seconds({}, body, now=NOW) == 4.0
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"x-ratelimit-reset": "10", "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "5"}, 10.0),
+    ({"ratelimitbysize-reset": "10", "ratelimitbysize-remaining": "0",
+      "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "5"}, 10.0),
+    ({"x-ratelimit-reset-requests": "10s", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-tokens": "50s"}, 10.0),  # a window without a count is not exhausted
+    ({"x-ratelimit-reset-requests": "10s", "x-ratelimit-remaining-requests": "1",
+      "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "5"}, 50.0),
+], ids=["together", "mistral", "no-count", "one-left"])
+def test_the_exhausted_window_of_each_header_family_decides(headers, seconds):
+    assert retry_after_seconds(headers, now=NOW) == seconds
+
+
+@pytest.mark.parametrize("stamp", ["2026-11-29t12:00:30z", "2026-11-29T12:00:30z"],
+                         ids=["lowercase-t-and-z", "lowercase-z"])
+def test_rfc3339_lowercase_letters_are_read(stamp):
+    assert retry_after_seconds({}, {"reset_at": stamp}, now=NOW) == 30.0
+
+
+def test_zone_less_times_are_utc_whatever_the_machines_zone(monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert retry_after_seconds({}, {"reset_at": "2026-11-29T12:00:30"}, now=NOW) == 30.0
+        date = {"Retry-After": "Sun, 29 Nov 2026 12:00:30 -0000"}
+        assert retry_after_seconds(date, now=NOW) == 30.0
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_epoch_values_above_1e12_are_milliseconds():
+    assert reset_at({}, {"reset_at": 1e12}, now=NOW) == NOW + 7 * 86400.0  # seconds: far out
+    assert reset_at({}, {"reset_at": 1e12 + 1}, now=NOW) == NOW  # ms: 2001, long past
+
+
+def test_absolute_hints_use_the_wall_clock_when_no_now_is_given():
+    import time
+
+    soon = format_datetime(datetime.fromtimestamp(time.time() + 30, tz=UTC), usegmt=True)
+    assert 25 <= retry_after_seconds({"Retry-After": soon}) <= 30
+    assert time.time() + 25 <= reset_at({"Retry-After": soon}) <= time.time() + 31
