@@ -89,7 +89,7 @@ def test_mixed_line_endings_split_at_each_one():
 
 @pytest.mark.parametrize("chunks", [
     [b"data: a\r", b"\ndata: b\n", b"\ndata: c\n\n"],  # a CR held, then its LF
-    [b"data: a\r\n", b"data: b\n", b"\ndata: c\n\n"],  # CR LF closing a chunk
+    [b"data: a\r\n", b"data: b\r\n", b"\ndata: c\n\n"],  # CR LF closing a chunk
 ], ids=["cr-then-lf", "crlf-at-end"])
 def test_a_held_cr_swallows_only_the_lf_right_after_it(chunks):
     assert decode_all(chunks) == [SSEEvent("", "a\nb"), SSEEvent("", "c")]

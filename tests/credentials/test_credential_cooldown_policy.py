@@ -187,3 +187,35 @@ def test_a_retry_after_of_zero_or_less_falls_back_to_the_default():
 def test_billing_with_a_provider_reset_uses_it():
     err = BillingError("quota", status=429, headers={"retry-after": "120"})
     assert decide("billing", auth_type="api_key", now=NOW, sole=True, error=err).until == NOW + 120
+
+
+def test_auth_failed_without_an_error_only_cools():
+    assert decide("auth_failed", auth_type="api_key", now=NOW, sole=False).status == "cooling"
+
+
+def test_a_terminal_code_on_the_error_itself_is_dead():
+    err = AuthenticationError("no", status=401, code="invalid_grant",
+                              body={"error": {"code": "something_else"}})
+    assert decide("auth_failed", auth_type="oauth", now=NOW, sole=False, error=err).status == "dead"
+
+
+def test_a_retry_after_under_a_second_is_used():
+    err = {"status": 429, "retry_after": 0.5}
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err).until == NOW + 0.5
+
+
+def test_billing_cools_the_credential():
+    mark = decide("billing", auth_type="api_key", now=NOW, sole=False, error=BillingError("spent"))
+    assert mark == Mark("cooling", NOW + DEFAULT_COOLDOWN, "402", "spent")
+
+
+def test_the_unknown_outcome_error_lists_the_known_ones():
+    with pytest.raises(ValueError, match=r"expected one of success, rate_limited, billing, "):
+        decide("exploded", auth_type="api_key", now=NOW, sole=False)  # type: ignore[arg-type]
+
+
+def test_reason_of_a_foreign_exception_is_its_text():
+    from modelwire.credentials.cooldown import error_reason
+
+    assert error_reason(ValueError("socket closed")) == "socket closed"
+    assert error_reason(None) is None
