@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from ._slotinit import slot_init
 
 if TYPE_CHECKING:
+    from .providers.prices import Price
     from .types import AssistantMessage, FinishReason, Usage
 
 __all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion"]
@@ -42,14 +43,18 @@ class Completion:
     ``message`` is the assistant message dict (``content``, ``tool_calls``,
     ``reasoning_content``, ``reasoning_details``...). ``native_finish_reason``
     keeps the provider's own reason (``pause_turn`` means: send the turn back
-    to continue). ``interrupted`` is true when the caller cut the stream short.
+    to continue). ``interrupted`` is true when the stream was cut short, by the caller or
+    by the upstream (a :class:`~modelwire.StreamInterruptedError`'s ``partial``);
+    ``finish_reason`` is then ``None`` unless the turn had finished before the cut, and
+    ``tool_calls`` holds only the calls the upstream finished.
     ``stop_sequence``: which of the request's stop sequences ended the text, where
     known (an Anthropic upstream says it, and modelwire knows it where it applied
     them itself; a Chat Completions upstream's ``stop`` just says "stop").
+    ``cost``: USD, from ``usage`` and ``price`` (None when the price is unknown).
     """
 
     message: AssistantMessage
-    finish_reason: FinishReason
+    finish_reason: FinishReason | None  # None: the turn never finished (interrupted)
     usage: Usage
     model: str
     provider: str = ""
@@ -59,6 +64,14 @@ class Completion:
     native_finish_reason: str | None = None
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     stop_sequence: str | None = None
+    # the serving model's published price (providers/prices.py, or the config's), if known
+    price: Price | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> float | None:
+        """What this answer cost in USD, from ``usage`` and the serving model's price;
+        None when the price is unknown (see :mod:`modelwire.providers.prices`)."""
+        return None if self.price is None else self.price.cost(self.usage)
 
     @property
     def text(self) -> str:

@@ -139,12 +139,11 @@ def usage_from(raw: Mapping[str, Any]) -> Usage:
 
 
 def native_usage(usage: Usage | None) -> dict[str, Any]:
-    """Our usage -> Anthropic's usage object (the provider's own when it was Anthropic)."""
+    """Our usage -> Anthropic's usage object, always from the counts: the upstream's
+    ``raw`` may be another protocol's with the same key names (a Responses usage has
+    ``input_tokens`` that include cache reads, which Anthropic's exclude)."""
     if not usage:
         return {"input_tokens": 0, "output_tokens": 0}
-    raw = usage.get("raw") or {}
-    if "input_tokens" in raw and "output_tokens" in raw:
-        return dict(raw)
     read, write = usage.get("cache_read_tokens", 0), usage.get("cache_write_tokens", 0)
     return {
         "input_tokens": max(usage.get("prompt_tokens", 0) - read - write, 0),
@@ -292,8 +291,11 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     return replace(result, raw=data)
 
 
-def encode_response(completion: Completion, request: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A Completion as Anthropic's non-stream response body."""
+def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
+                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
+    """A Completion as Anthropic's non-stream response body. ``id`` and ``model``: the
+    answer's own (a gateway mints one per answer and names the model the client asked
+    for); by default the completion's."""
     msg = completion.message
     content: list[dict[str, Any]] = []
     for detail in msg.get("reasoning_details") or []:
@@ -332,10 +334,10 @@ def encode_response(completion: Completion, request: dict[str, Any] | None = Non
     stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
                                 completion.stop_sequence)
     return {
-        "id": completion.id or "msg_modelwire",
+        "id": id or completion.id or "msg_modelwire",
         "type": "message",
         "role": "assistant",
-        "model": completion.model or (request or {}).get("model", ""),
+        "model": model or completion.model or (request or {}).get("model", ""),
         "content": content,
         "stop_reason": stop,
         "stop_sequence": matched,
