@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         ToolStarted,
     )
     from .client import AsyncClient, AsyncStream, Client, Stream
+    from .embeddings import Embeddings
     from .events import (
         Annotation,
         Finish,
@@ -86,6 +87,7 @@ _LAZY = {
     "AsyncClient": "modelwire.client",
     "AsyncStream": "modelwire.client",
     "Client": "modelwire.client",
+    "Embeddings": "modelwire.embeddings",
     "Finish": "modelwire.events",
     "Model": "modelwire.model",
     "ModelEvent": "modelwire.agent",
@@ -132,6 +134,7 @@ __all__ = [
     "ContentFilterError",
     "ContextLengthError",
     "CredentialError",
+    "Embeddings",
     "FallbackExhaustedError",
     "Finish",
     "MessageError",

@@ -47,8 +47,10 @@ from .events import (
 
 if TYPE_CHECKING:
     from .completion import Completion
+    from .embeddings import Embeddings
     from .events import StreamEvent
     from .model import Model
+    from .providers.embedding import EmbeddingEncoding, InputType
     from .resilience import RetryPolicy, Skipped
     from .transport import AsyncTransport, SyncTransport, Timeouts
 
@@ -311,6 +313,27 @@ class Client(_Base):
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
+
+    def embed(
+        self,
+        inputs: str | Sequence[str] | Sequence[Sequence[int]],
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        encoding: EmbeddingEncoding | None = None,
+        numpy: bool = False,
+    ) -> Embeddings:
+        """Embed ``inputs`` (texts, or token-id lists) with the client's model: batched to
+        the provider's limits, through the same retries, credential pool and fallback
+        chain as :meth:`complete`. ``dimensions``: the vector size, where the model takes
+        one; ``input_type``: ``query`` | ``document`` (Voyage-style providers);
+        ``encoding``: the wire format, ``float`` | ``base64`` (default: base64 where the
+        provider takes it); ``numpy=True``: the vectors as one ``float32`` array."""
+        from ._client_embed import EmbedOptions, embed_sync
+
+        sleep = self._sleep if self._sleep is not None else _sync_sleep
+        return embed_sync(self._settings, self._http(), sleep, inputs,
+                          EmbedOptions(dimensions, input_type, encoding, numpy))
 
     def close(self) -> None:
         if self._transport is not None:
@@ -635,6 +658,24 @@ class AsyncClient(_Base):
         stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
         add_work(time.perf_counter() - started)
         return stream
+
+    async def embed(
+        self,
+        inputs: str | Sequence[str] | Sequence[Sequence[int]],
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        encoding: EmbeddingEncoding | None = None,
+        numpy: bool = False,
+    ) -> Embeddings:
+        """As :meth:`Client.embed`."""
+        import asyncio
+
+        from ._client_embed import EmbedOptions, embed_async
+
+        sleep = self._sleep if self._sleep is not None else asyncio.sleep
+        return await embed_async(self._settings, self._http(), sleep, inputs,
+                                 EmbedOptions(dimensions, input_type, encoding, numpy))
 
     async def close(self) -> None:
         if self._transport is not None:

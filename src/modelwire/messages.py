@@ -93,8 +93,7 @@ def _check_message(msg: Any, i: int) -> str:
         )
     if role == "tool" and (not isinstance(msg.get("tool_call_id"), str) or not msg["tool_call_id"]):
         raise MessageError(f"messages[{i}].tool_call_id must be a non-empty string", index=i)
-    if type(msg.get("content")) is not str:  # text needs no further look (most messages)
-        _check_content(msg, i, optional=role == "assistant")
+    _check_content(msg, i, optional=role == "assistant")
     return role
 
 

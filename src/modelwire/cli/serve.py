@@ -27,7 +27,12 @@ __all__ = ["command"]
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 @click.option("--grace", default=30.0, show_default=True, type=float,
               help="Seconds running streams get to finish on SIGTERM.")
-def command(config_path: str | None, host: str, port: int, workers: int, grace: float) -> int:
+@click.option("--ssl-certfile", type=click.Path(dir_okay=False),
+              help="Serve HTTPS (TLS 1.2+) with this PEM certificate chain (config: gateway.ssl_certfile).")
+@click.option("--ssl-keyfile", type=click.Path(dir_okay=False),
+              help="The certificate's PEM private key (config: gateway.ssl_keyfile).")
+def command(config_path: str | None, host: str, port: int, workers: int, grace: float,
+            ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> int:
     """Serve /v1/chat/completions, /v1/messages, /v1/responses and /v1/models."""
     import uvicorn
 
@@ -60,7 +65,9 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         "http": GatewayHTTP,
         "log_config": _log_config(bool(getattr(gw, "access_log", True))),
     }
-    click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
+    scheme = _tls_options(options, ssl_certfile or getattr(gw, "ssl_certfile", None),
+                          ssl_keyfile or getattr(gw, "ssl_keyfile", None))
+    click.echo(f"modelwire gateway on {scheme}://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
         if config.path is not None:
             os.environ["MODELWIRE_CONFIG"] = str(config.path)
@@ -70,6 +77,20 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
 
         uvicorn.run(create_app(config), **options)
     return 0
+
+
+def _tls_options(options: dict[str, Any], certfile: str | None, keyfile: str | None) -> str:
+    """Add uvicorn's TLS options (the flags win over the config's keys); the URL scheme."""
+    if not certfile and not keyfile:
+        return "http"
+    from ..gateway.tls import check_files, server_context
+
+    problem = check_files(certfile, keyfile)
+    if problem is not None:
+        raise click.UsageError(problem)
+    options.update(ssl_certfile=certfile, ssl_keyfile=keyfile,
+                   ssl_context_factory=server_context)
+    return "https"
 
 
 def _log_config(access: bool) -> dict[str, Any]:

@@ -360,6 +360,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     from .handlers import make_handlers
 
     handlers = make_handlers(gateway)
+    from .embeddings import EmbeddingsDoor  # POST /v1/embeddings
 
     @asynccontextmanager
     async def lifespan(app: Any):
@@ -392,6 +393,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         Route("/v1/messages/count_tokens", Endpoint(handlers.count_tokens), methods=["POST"]),
         Route("/v1/responses", Endpoint(handlers.responses), methods=["POST"]),
         Route("/v1/models", Endpoint(handlers.models), methods=["GET"]),
+        Route("/v1/embeddings", Endpoint(EmbeddingsDoor(gateway)), methods=["POST"]),
         # ids may hold a slash (provider/model): the path converter takes the rest
         Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),

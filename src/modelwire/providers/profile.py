@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .embedding import EmbeddingSpec
+
 if TYPE_CHECKING:
     from ..codecs._target import Target
 
@@ -110,6 +112,8 @@ class ProviderProfile:
     # model ids (a regex) that reject ``stop`` (OpenAI's reasoning models answer 400
     # "Unsupported parameter: 'stop'"): the Client ends their text at the sequences itself
     no_stop_models: str = ""
+    # Embeddings: POST <base_url>/embeddings in OpenAI's shape (None: the endpoint has none)
+    embeddings: EmbeddingSpec | None = None
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     # ------------------------------------------------------------------ hooks
