@@ -177,3 +177,29 @@ def test_deterministic_ids_depend_on_name_arguments_and_index():
     assert base.startswith("call_") and len(base) == 5 + 24
     assert len({base, deterministic_tool_call_id("g", "{}", 0),
                 deterministic_tool_call_id("f", "{ }", 0), deterministic_tool_call_id("f", "{}", 1)}) == 4
+
+
+# ------------------------------------------------------------------ block order (Anthropic)
+def _block(n: int) -> ReasoningBlock:
+    return ReasoningBlock("anthropic", {"type": "thinking", "thinking": f"t{n}", "signature": f"s{n}"})
+
+
+def test_an_ordered_fold_records_interleaved_blocks_in_arrival_order():
+    msg = _fold(_block(1), ToolCallStart(0, "a", "f"), ToolCallEnd(0), _block(2),
+                ToolCallDelta(1, "{}"), ToolCallStart(1, "b", "g"), ToolCallEnd(1),
+                Passthrough("anthropic", {"type": "server_tool_use"}), TextDelta(""), TextDelta("x"),
+                Finish("tool_calls"), ordered=True).message()
+    assert msg["block_order"] == ["reasoning", "tool_call", "reasoning", "tool_call",
+                                  "passthrough", "text"]
+
+
+def test_an_ordered_fold_in_the_default_grouping_records_nothing():
+    msg = _fold(_block(1), TextDelta("x"), ToolCallStart(0, "a", "f"), ToolCallEnd(0),
+                Finish("tool_calls"), ordered=True).message()
+    assert "block_order" not in msg
+
+
+def test_an_unordered_fold_never_records_an_order():
+    msg = _fold(_block(1), ToolCallStart(0, "a", "f"), _block(2), ToolCallStart(1, "b", "g"),
+                Finish("tool_calls")).message()
+    assert "block_order" not in msg

@@ -89,9 +89,10 @@ class Accumulator:
         self.events += 1
         t = type(event)
         if t is TextDelta:
-            if event.text and not self._text:  # type: ignore[union-attr]
-                self._kinds.append("text")
-            self._text.append(event.text)  # type: ignore[union-attr]
+            if event.text:  # type: ignore[union-attr]
+                if not self._text:  # the text block's place: its first visible piece
+                    self._kinds.append("text")
+                self._text.append(event.text)  # type: ignore[union-attr]
         elif t is ToolCallDelta:
             slot = self._slots.get(event.index)  # type: ignore[union-attr]
             if slot is None:
