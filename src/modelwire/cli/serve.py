@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -15,10 +18,12 @@ __all__ = ["command"]
     name="serve",
     epilog=(
         "Examples:\n\n"
-        "  modelwire serve --config modelwire.yaml\n\n"
+        "  modelwire serve\n\n"
         "  MODELWIRE_GATEWAY_KEYS=k1,k2 modelwire serve --host 0.0.0.0 --port 4000 --workers 2\n\n"
         "Then point any SDK at it: OPENAI_BASE_URL=http://127.0.0.1:4000/v1, "
-        "ANTHROPIC_BASE_URL=http://127.0.0.1:4000."
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:4000. With no config file it serves the "
+        "built-in emulator's models (offline) and says so; --config FILE serves the "
+        "models in FILE."
     ),
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file.")
@@ -34,8 +39,12 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     from ..config import load_config
     from ..gateway.auth import GatewayKeys, is_loopback
     from ..gateway.h1server import GatewayHTTP
+    from .builtin import emulator_gateway_config, has_no_config
 
     config = load_config(config_path)
+    builtin = has_no_config(config)
+    if builtin:
+        config = emulator_gateway_config()
     gw = getattr(config, "gateway", None)
     keys_env = getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS"
     if not GatewayKeys.from_env(keys_env).required and not is_loopback(host):
@@ -60,16 +69,46 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         "http": GatewayHTTP,
         "log_config": _log_config(bool(getattr(gw, "access_log", True))),
     }
+    if builtin:
+        _announce_builtin(config)
     click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
-        if config.path is not None:
-            os.environ["MODELWIRE_CONFIG"] = str(config.path)
-        uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
+        with _config_for_workers(config, builtin):
+            uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
     else:
         from ..gateway import create_app
 
         uvicorn.run(create_app(config), **options)
     return 0
+
+
+def _announce_builtin(config: Any) -> None:
+    """The first lines of a run with no config: what is served, and how to serve more."""
+    click.echo("no config found: serving the built-in emulator's models (offline, "
+               "deterministic): " + ", ".join(config.models), err=True)
+    click.echo("  write a modelwire.yaml and pass --config (see --help) to serve real providers",
+               err=True)
+
+
+@contextlib.contextmanager
+def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
+    """Workers are fresh processes that read MODELWIRE_CONFIG; the built-in config has
+    no file, so they get one for as long as they run."""
+    if not builtin:
+        if config.path is not None:
+            os.environ["MODELWIRE_CONFIG"] = str(config.path)
+        yield
+        return
+    import yaml
+
+    from .builtin import emulator_gateway_spec
+
+    with tempfile.TemporaryDirectory(prefix="modelwire-serve-") as folder:
+        path = os.path.join(folder, "modelwire.yaml")
+        with open(path, "w", encoding="utf-8") as file:
+            yaml.safe_dump(emulator_gateway_spec(), file)
+        os.environ["MODELWIRE_CONFIG"] = path
+        yield
 
 
 def _log_config(access: bool) -> dict[str, Any]:
