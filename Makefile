@@ -11,11 +11,18 @@ STAMP  := $(VENV)/.installed-dev
 
 .PHONY: demo test test-agents venv bench clean lint
 
+# One line per step; pip's own output and progress bars on a terminal, quiet in logs.
+PIP_QUIET = $$(test -t 1 || echo -q)
+
 $(STAMP): pyproject.toml
+	@echo "==> [1/3] virtualenv $(VENV) with $$($(PYTHON) -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip 2>/dev/null || true
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@echo "==> [2/3] upgrading pip"
+	@$(BIN)/python -m pip install $(PIP_QUIET) --upgrade pip 2>/dev/null || true
+	@echo "==> [3/3] installing modelwire (editable) with its test tools: about a minute the first time"
+	@$(BIN)/python -m pip install $(PIP_QUIET) -e '.[dev]'
 	@touch $(STAMP)
+	@echo "==> ready: $(BIN)/modelwire"
 
 venv: $(STAMP)
 
