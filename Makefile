@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents venv bench clean lint
+.PHONY: demo test test-agents test-wheel venv bench clean lint
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -38,6 +38,11 @@ test: $(STAMP)
 # Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
 test-agents: $(STAMP)
 	MODELWIRE_TEST_AGENTS=1 $(BIN)/python -m pytest tests/agents
+
+# The wheel as users get it: built (python -m build), installed into a clean venv with no
+# dev extras, then run offline (tests/packaging).
+test-wheel: $(STAMP)
+	MODELWIRE_TEST_WHEEL=1 $(BIN)/python -m pytest tests/packaging
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

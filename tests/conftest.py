@@ -23,6 +23,9 @@ CORPUS = pathlib.Path(__file__).resolve().parent / "corpus"
 
 # The real coding agents (tests/agents) run in `make test-agents`, not in `make test`.
 collect_ignore = [] if os.environ.get("MODELWIRE_TEST_AGENTS") == "1" else ["agents"]
+# Building and installing the wheel (tests/packaging) runs in `make test-wheel`.
+if os.environ.get("MODELWIRE_TEST_WHEEL") != "1":
+    collect_ignore.append("packaging")
 
 _SCRUB_PREFIXES = ("XDG_",)
 _SCRUB_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_ACCESS_TOKEN")

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from .client import AsyncClient, Client
     from .tools import tool
 
+# the package's only version string: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access
