@@ -4,9 +4,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import httpx
 
 from modelwire.cli import EXIT_OK, main
-from modelwire.cli.builtin import emulator_gateway_config, has_no_config, routing_example_config
+from modelwire.cli.builtin import (
+    emulator_config_file,
+    emulator_gateway_config,
+    has_no_config,
+    routing_example_config,
+)
 from modelwire.config import load_config
 from modelwire.emulator.endpoints import MODELS
 from modelwire.providers.resolve import resolve
@@ -60,3 +68,16 @@ def test_routing_example_resolves_both_models():
     assert config.smart_routing.enabled
     for name in config.models:
         assert resolve(name, config=config).provider == "emulator"
+
+
+
+def test_the_workers_config_file_points_every_model_at_one_running_emulator():
+    """serve --workers N: a turn's thinking, signed by the emulator behind one worker, must
+    verify behind the next worker too, so they share one emulator (not one each)."""
+    with emulator_config_file() as path:
+        config = load_config(path)
+        origins = {resolve(name, config=config).base_url.removesuffix("/v1")  # type: ignore[union-attr]
+                   for name in config.models}
+        assert len(origins) == 1 and list(config.models) == list(MODELS)
+        assert httpx.get(f"{origins.pop()}/v1/models", headers={"x-api-key": "k"}).status_code == 200
+    assert not Path(path).exists()

@@ -6,13 +6,18 @@ smart routing on an example pair of emulator models. Both say so in their first 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..emulator import Emulator
 
-__all__ = ["ROUTING_EXAMPLE", "emulator_gateway_config", "emulator_gateway_spec",
-           "has_no_config", "routing_example_config", "upstream_for"]
+__all__ = ["ROUTING_EXAMPLE", "emulator_config_file", "emulator_gateway_config",
+           "emulator_gateway_spec", "has_no_config", "routing_example_config", "upstream_for"]
 
 # (config name, provider/model) of the example pair ``route`` explains without a config
 ROUTING_EXAMPLE = (("strong", "emulator/claude-sonnet-4-6"), ("cheap", "emulator/claude-haiku-4-5"))
@@ -33,12 +38,20 @@ def upstream_for(model: str) -> str:
     return "emulator"
 
 
-def emulator_gateway_spec() -> dict[str, Any]:
+def emulator_gateway_spec(emulator: Emulator | None = None) -> dict[str, Any]:
     """Every model the built-in emulator answers to, by its own id, as a config file's
-    data (``serve --workers N`` hands it to its workers as a file); emulator-1 first."""
+    data; emulator-1 first. Without ``emulator`` each process starts its own in-process
+    one; with it, every model points at that running one."""
     from ..emulator.endpoints import MODELS
 
-    models = {name: {"provider": upstream_for(name), "model": name} for name in MODELS}
+    models: dict[str, dict[str, str]] = {}
+    for name in MODELS:
+        provider = upstream_for(name)
+        models[name] = {"provider": provider, "model": name}
+        if emulator is not None:
+            anthropic = provider == "emulator-anthropic"
+            models[name]["base_url"] = (emulator.anthropic_base_url() if anthropic
+                                        else emulator.openai_base_url())
     return {"models": models, "default_model": MODELS[0]}
 
 
@@ -46,6 +59,23 @@ def emulator_gateway_config() -> Config:
     from ..config import config_from_dict
 
     return config_from_dict(emulator_gateway_spec())
+
+
+@contextlib.contextmanager
+def emulator_config_file() -> Iterator[str]:
+    """The path of a config file serving the emulator's models, for processes that read
+    one (``serve --workers N``); removed on exit. Every model points at one emulator
+    started here: each process's own would sign thinking with its own key, and a
+    conversation's next turn, landing on another worker, would be refused as tampered."""
+    import yaml
+
+    from ..emulator import Emulator
+
+    with Emulator() as emulator, tempfile.TemporaryDirectory(prefix="modelwire-serve-") as folder:
+        path = os.path.join(folder, "modelwire.yaml")
+        with open(path, "w", encoding="utf-8") as file:
+            yaml.safe_dump(emulator_gateway_spec(emulator), file, sort_keys=False)
+        yield path
 
 
 def routing_example_config() -> Config:

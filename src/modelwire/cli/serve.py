@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,7 +69,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         "log_config": _log_config(bool(getattr(gw, "access_log", True))),
     }
     if builtin:
-        _announce_builtin(config)
+        _announce_builtin(config, host, port)
     click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
         with _config_for_workers(config, builtin):
@@ -82,31 +81,28 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     return 0
 
 
-def _announce_builtin(config: Any) -> None:
-    """The first lines of a run with no config: what is served, and how to serve more."""
+def _announce_builtin(config: Any, host: str, port: int) -> None:
+    """The first lines of a run with no config: what is served, how to reach it, and how
+    to serve more."""
     click.echo("no config found: serving the built-in emulator's models (offline, "
                "deterministic): " + ", ".join(config.models), err=True)
+    click.echo(f"  point an SDK at it: OPENAI_BASE_URL=http://{host}:{port}/v1 or "
+               f"ANTHROPIC_BASE_URL=http://{host}:{port}", err=True)
     click.echo("  write a modelwire.yaml and pass --config (see --help) to serve real providers",
                err=True)
 
 
 @contextlib.contextmanager
 def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
-    """Workers are fresh processes that read MODELWIRE_CONFIG; the built-in config has
-    no file, so they get one for as long as they run."""
+    """Workers are fresh processes that read MODELWIRE_CONFIG."""
     if not builtin:
         if config.path is not None:
             os.environ["MODELWIRE_CONFIG"] = str(config.path)
         yield
         return
-    import yaml
+    from .builtin import emulator_config_file
 
-    from .builtin import emulator_gateway_spec
-
-    with tempfile.TemporaryDirectory(prefix="modelwire-serve-") as folder:
-        path = os.path.join(folder, "modelwire.yaml")
-        with open(path, "w", encoding="utf-8") as file:
-            yaml.safe_dump(emulator_gateway_spec(), file)
+    with emulator_config_file() as path:
         os.environ["MODELWIRE_CONFIG"] = path
         yield
 
