@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents test-wheel venv bench clean lint
+.PHONY: demo test test-agents venv bench clean lint
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -41,6 +41,7 @@ test-agents: $(STAMP)
 
 # The wheel as users get it: built (python -m build), installed into a clean venv with no
 # dev extras, then run offline (tests/packaging).
+.PHONY: test-wheel
 test-wheel: $(STAMP)
 	MODELWIRE_TEST_WHEEL=1 $(BIN)/python -m pytest tests/packaging
 
