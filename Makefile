@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents venv bench clean lint
+.PHONY: demo test test-agents venv bench clean lint docs
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -48,9 +48,18 @@ test-wheel: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
 
+# The documentation site: reference pages and charts are generated while it builds
+# (tools/mkdocs_hooks.py); it renders recorded figures, it never benchmarks.
+$(VENV)/.installed-docs: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[docs]'
+	@touch $@
+
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python bench/codecs.py
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) build dist site src/*.egg-info

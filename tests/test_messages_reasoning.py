@@ -17,11 +17,15 @@ def test_reasoning_string_field_becomes_reasoning_content() -> None:
     assert out == {"role": "assistant", "content": "4", "reasoning_content": "2+2"}
 
 
-def test_reasoning_and_reasoning_content_are_kept_once_each_in_order() -> None:
+def test_reasoning_content_wins_over_reasoning_as_in_the_seed() -> None:
+    # the seed reads reasoning_content or reasoning: the first present, never both joined
     out = normalize_reasoning(
         {"role": "assistant", "content": "x", "reasoning": "first", "reasoning_content": "second"}
     )
-    assert out["reasoning_content"] == "first\n\nsecond"
+    assert out["reasoning_content"] == "second" and "reasoning" not in out
+    out = normalize_reasoning(
+        {"role": "assistant", "content": "x", "reasoning": "first", "reasoning_content": ""})
+    assert out["reasoning_content"] == "first"
 
 
 def test_same_text_in_two_fields_is_not_duplicated() -> None:

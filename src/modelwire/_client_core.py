@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ._client_creds import CredentialSource, source_for
 from .errors import ConfigError
-from .resilience import FallbackChain
+from .resilience import FallbackChain, StickyFallback
 from .transport import Timeouts
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class Options:
     extra: dict[str, Any] | None = None
     headers: Mapping[str, str] | None = None
     extra_api: str | None = None  # the protocol extra and non-function tools are written for
+    speed: str | None = None  # "fast": Anthropic's fast mode where the model has it
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,7 @@ class Endpoint:
     thinking: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()  # from the config entry
+    speed: str | None = None  # from the config entry
 
 
 @dataclass(slots=True)
@@ -92,8 +95,20 @@ class Settings:
         headers: Mapping[str, str] | None,
         retry: RetryPolicy | None,
         pools: Any = None,
+        speed: str | None = None,
+        fallback_stick_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         from .resilience import RetryPolicy
+
+        if speed not in (None, "fast"):
+            raise ConfigError(f"speed must be 'fast' or None, got {speed!r}")
+        if fallback_stick_s is not None and not fallback_stick_s >= 0:
+            raise ConfigError(f"fallback_stick_s must be 0 or more seconds, got {fallback_stick_s!r}")
+        self.speed = speed
+        self._stick_s = fallback_stick_s
+        self._clock = clock
+        self._sticky: StickyFallback | None = None
 
         self.pools = pools
         # settings a model answered 400 to ("does not take"), by endpoint name: later calls
@@ -144,6 +159,22 @@ class Settings:
             self._fallback = tuple(getattr(config, "fallback", ()) or ())
         return self._fallback
 
+    @property
+    def sticky(self) -> StickyFallback:
+        """Where calls start in the chain (made once; the argument wins over the
+        config's ``fallback_stick_s``, default 300 s)."""
+        sticky = self._sticky
+        if sticky is None:
+            window = self._stick_s
+            if window is None:
+                config = self.config(strict=False) if self._maybe_config() else None
+                window = float(getattr(config, "fallback_stick_s", 300.0))
+            with self._lock:
+                if self._sticky is None:
+                    self._sticky = StickyFallback(window, self._clock)
+                sticky = self._sticky
+        return sticky
+
     def _maybe_config(self) -> bool:
         """Whether a config could exist (so a plain client does not import YAML)."""
         if self._config_arg is not None or os.environ.get("MODELWIRE_CONFIG"):
@@ -182,6 +213,12 @@ class Settings:
         )
         profile = resolved.profile
         base_url = resolved.base_url or _default_base_url(profile)
+        if not profile.issuer:
+            # reasoning blocks carry the endpoint that sent them, never a codec's default
+            # ("openai" for any Chat Completions server): a profile made without one
+            # gets its name, or for a custom endpoint one from its URL
+            issuer = f"custom:{base_url}" if profile.name == "custom" else profile.name
+            profile = replace(profile, issuer=issuer)
         creds = source_for(
             profile, api_key=self.api_key if primary else None,
             api_key_env=tuple(resolved.api_key_env), config=self._pool_config, pools=self.pools,
@@ -190,7 +227,7 @@ class Settings:
             name=name, profile=profile, model_id=resolved.model_id, base_url=base_url,
             codec=codec_for(profile.api_mode), creds=creds,
             thinking=resolved.thinking, extra=dict(resolved.extra),
-            headers=tuple(resolved.headers),
+            headers=tuple(resolved.headers), speed=resolved.speed,
         )
 
     def chain(self) -> FallbackChain[Endpoint]:

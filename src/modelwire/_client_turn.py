@@ -18,7 +18,7 @@ from ._client_core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
 from ._client_creds import Held
 from ._stops import StopDecoder, cut_completion, stop_list
 from .codecs._target import Target, protocol_name
-from .completion import Attempt, Completion
+from .completion import PRIMARY_COOLING, Attempt, Completion
 from .errors import (
     CredentialError,
     FallbackExhaustedError,
@@ -29,7 +29,7 @@ from .errors import (
     UnsupportedContentError,
 )
 from .messages import prepare_conversation
-from .resilience import Failure, LadderState, classify, decide
+from .resilience import Failure, LadderState, StickyStart, classify, decide
 from .transport import Timeouts
 
 __all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse"]
@@ -68,6 +68,7 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
 }
 
 _APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
+_OFF = frozenset({"none", "off"})  # thinking levels that turn thinking off
 
 # Seconds the async Client's calls in this task spent on their own work (preparing and
 # encoding the request, decoding the answer, the books), not waiting on an upstream or a
@@ -83,6 +84,7 @@ log = logging.getLogger("modelwire.client")
 
 # a turn's ladder before any failure (frozen, so shared): most turns never fail
 _FRESH = {False: LadderState(), True: LadderState(has_fallback=True)}
+_AT_PRIMARY = StickyStart()
 
 
 class Turn:
@@ -92,6 +94,8 @@ class Turn:
                  *, stream: bool) -> None:
         self.settings = settings
         self.options = options
+        if options.speed not in (None, "fast", "standard"):
+            raise MessageError(f"speed must be 'fast' or 'standard', got {options.speed!r}")
         if options.extra_api is not None and options.extra_api not in _APIS:
             raise MessageError(f"extra_api must be one of {', '.join(sorted(_APIS))}, got {options.extra_api!r}")
         self.want_stream = stream
@@ -99,15 +103,20 @@ class Turn:
         self.stops = stop_list(options.stop) if options.stop is not None else ()
         self.dropped: frozenset[str] = _NONE  # settings the current model answered 400 to
         self.chain = settings.chain()
-        self.position = 0
+        self.attempts: list[Attempt] = []
+        # where this call starts: after a recent fallback, at the model that served
+        self.start = settings.sticky.start() if self.chain.has_after(0) else _AT_PRIMARY
+        self.position = self.start.position if self.start.position < len(self.chain) else 0
+        self.fell_back = False  # this call moved down the chain
+        for _, skipped in self.chain.entries[:self.position]:
+            self.attempts.append(Attempt(skipped.profile.name, skipped.model_id, "skipped", PRIMARY_COOLING))
         # the current model's endpoint (an attribute, not a lookup: read ~5 times a call)
-        self.endpoint: Endpoint = self.chain.entries[0][1]
+        self.endpoint: Endpoint = self.chain.entries[self.position][1]
         if settings.refused:
             self.dropped = frozenset(settings.refused.get(self.endpoint.name, ()))
         self.messages = prepare_conversation(messages)
-        self.attempts: list[Attempt] = []
         self.errors: list[ModelwireError] = []
-        self.ladder = _FRESH[self.chain.has_after(0)]
+        self.ladder = _FRESH[self.chain.has_after(self.position)]
         self.strip = False
         self.strip_schema = False
         self.held: Held | None = None
@@ -151,7 +160,15 @@ class Turn:
             request["tools"] = _strip_schemas(opts.tools)
         thinking = opts.thinking if opts.thinking is not None else ep.thinking
         if thinking is not None:
-            request["thinking"] = thinking
+            # "off" and "none" say the same: thinking asked off (DeepSeek, Z.AI, Kimi take
+            # {"thinking": {"type": "disabled"}}; elsewhere nothing is sent)
+            request["thinking"] = "none" if thinking in _OFF else thinking
+        speed = opts.speed or self.settings.speed or ep.speed
+        if speed == "fast":
+            if ep.profile.api_mode == "anthropic_messages":
+                request["speed"] = speed  # the codec sends it where profile and model have it
+            else:
+                _no_fast_mode(ep)
         extra = opts.extra
         api = opts.extra_api
         if api is not None:
@@ -183,7 +200,8 @@ class Turn:
                 # reasoning models and very long prompts go quiet for minutes before
                 # the first token (hermes: >=240 s above 50k tokens, 300 s above 100k)
                 tokens = body_size // 4
-                floor = 300.0 if (self.options.thinking or ep.thinking or tokens > 100_000) \
+                thinks = (self.options.thinking or ep.thinking) not in (None, *_OFF)
+                floor = 300.0 if (thinks or tokens > 100_000) \
                     else 240.0 if tokens > 50_000 else 0.0
                 if floor > t.stale:
                     t = dataclasses.replace(t, stale=floor)
@@ -228,6 +246,8 @@ class Turn:
             ep.creds.succeeded(held)
         self._record("interrupted" if interrupted else "ok", None)
         self.release()
+        if self.position or self.start.probe:
+            self.settings.sticky.served(self.position, fell_back=self.fell_back)
         # every field named (dataclasses.replace walks the field list on each call: it
         # showed in the gateway's per-request profile); tests/client pin that none is lost
         c = completion
@@ -266,6 +286,7 @@ class Turn:
         """A failure after events reached the caller: no retry, the error carries ``partial``."""
         self._record("failed", error)
         self.release()
+        self._gave_up()
         error.partial = dataclasses.replace(
             partial, provider=self.endpoint.profile.name, attempts=tuple(self.attempts)
         )
@@ -304,6 +325,8 @@ class Turn:
         # error text is redacted by ModelwireError; the credential appears as its label only
         log.info("%s/%s: %s (%s) -> %s%s", ep.profile.name, ep.model_id, failure.kind,
                  type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "")
+        if kind == "retry" and self.start.probe and self.position == 0 and self.ladder.has_fallback:
+            kind = "fallback"  # the one probe of a cooling primary: no backoff, back at once
         if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):
             kind = "raise"  # resending the same body can only get the same 400
         if kind == "drop_param":
@@ -355,17 +378,25 @@ class Turn:
         self._record(outcome if self.chain.has_after(self.position) else "failed", error)
         self.release()
         if not self.chain.has_after(self.position):
-            self._raise(error)
+            self._raise(error, exhausted=True)
         self.position += 1
+        self.fell_back = True
         self.endpoint = self.chain.entries[self.position][1]
         self.strip = False
         self.dropped = frozenset(self.settings.refused.get(self.endpoint.name, ()))  # its own
         self.ladder = LadderState(has_fallback=self.chain.has_after(self.position))
         return 0.0
 
-    def _raise(self, error: ModelwireError) -> NoReturn:
-        """The primary alone: its own error. After a fallback: every attempt's error."""
-        if self.position == 0:
+    def _gave_up(self, *, exhausted: bool = False) -> None:
+        """No answer: the sticky books hear of it (``exhausted``: the chain ran out, so
+        a fallback this call started at is no longer one to start at)."""
+        if self.start.probe or (exhausted and self.start.position):
+            self.settings.sticky.gave_up(self.start)
+
+    def _raise(self, error: ModelwireError, *, exhausted: bool = False) -> NoReturn:
+        """One model tried: its own error. After a fallback: every attempt's error."""
+        self._gave_up(exhausted=exhausted)
+        if not self.fell_back:
             raise error
         raise FallbackExhaustedError(list(self.errors)) from error
 
@@ -380,6 +411,13 @@ class Turn:
         else:
             stripped = self._encode(ep, secret, plan.stream, self.strip, strip_schema=True)
         return bool(stripped.body != plan.request.body)
+
+
+def _no_fast_mode(ep: Endpoint) -> None:
+    # a speed/price knob, not content: the answer is the same without it, so it is left
+    # out (never refused) and a fallback of another protocol still serves
+    log.warning("%s/%s: speed 'fast' is Anthropic's fast mode; %s has none: sent without it",
+                ep.profile.name, ep.model_id, protocol_name(ep.profile.api_mode))
 
 
 def _strip_reasoning(messages: list[Any]) -> list[Any]:

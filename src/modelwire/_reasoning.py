@@ -2,9 +2,10 @@
 
 Providers and clients put an assistant turn's reasoning in five places:
 
-1. ``reasoning``: a plain string (OpenRouter, Groq, Cerebras, Ollama, vLLM);
-2. ``reasoning_content``: a plain string (DeepSeek, Z.AI GLM, Kimi, xAI,
+1. ``reasoning_content``: a plain string (DeepSeek, Z.AI GLM, Kimi, xAI,
    llama.cpp);
+2. ``reasoning``: a plain string (OpenRouter, Groq, Cerebras, Ollama, vLLM), read
+   only when ``reasoning_content`` is absent or empty (the first present wins);
 3. ``reasoning_details``: OpenRouter/Vercel items ``reasoning.text`` (text,
    maybe a ``signature``), ``reasoning.summary`` (summary), ``reasoning.encrypted``
    (opaque ``data``) — or entries already in our ``{"issuer", "block"}`` form;
@@ -160,8 +161,13 @@ def normalize_reasoning(message: dict[str, Any], *, issuer: str | None = None) -
         return out
     texts = _Texts()
     details: list[dict[str, Any]] = []
-    texts.add(out.pop("reasoning", None))
-    texts.add(out.get("reasoning_content"))
+    # the first present of reasoning_content and reasoning, as the seed reads them
+    # (4.5: msg.get("reasoning_content") or msg.get("reasoning")): no recorded exchange
+    # has a provider sending different text in both, so joining them only ever doubled
+    # one text in two spellings, or mixed in a stale copy
+    alias = out.pop("reasoning", None)
+    first = out.get("reasoning_content")
+    texts.add(first if isinstance(first, str) and first.strip() else alias)
     raw_details = out.get("reasoning_details")
     if isinstance(raw_details, list):
         for item in raw_details:

@@ -14,6 +14,7 @@ interrupted run leaves a history that can continue with a new user turn.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import threading
@@ -91,6 +92,16 @@ class AgentResult:
     @property
     def text(self) -> str:
         return self.completion.text if self.completion is not None else ""
+
+
+def _hold_fallback(client: Any) -> contextlib.ExitStack:
+    """Hold the client's sticky fallback for a run (seed 4.8: once the primary keeps
+    failing, the rest of the loop uses the fallback); a client without one is fine."""
+    stack = contextlib.ExitStack()
+    hold = getattr(client, "hold_fallback", None)
+    if callable(hold):
+        stack.enter_context(hold())
+    return stack
 
 
 # ------------------------------------------------------------------ agent
@@ -187,6 +198,7 @@ class Agent:
     ) -> Iterator[AgentEvent]:
         self._route(prompt)
         run = _Run(self, prompt)
+        held = _hold_fallback(self._active)
         try:
             for iteration in range(1, self.max_iterations + 1):
                 run.iterations = iteration
@@ -216,6 +228,8 @@ class Agent:
         except GeneratorExit:
             run.close_open_calls()
             raise
+        finally:
+            held.close()
 
     # ------------------------------------------------------------ async
     async def arun(self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None) -> AgentResult:
@@ -231,6 +245,7 @@ class Agent:
     ) -> AsyncIterator[AgentEvent]:
         self._route(prompt)
         run = _Run(self, prompt)
+        held = _hold_fallback(self._active)
         try:
             for iteration in range(1, self.max_iterations + 1):
                 run.iterations = iteration
@@ -264,6 +279,8 @@ class Agent:
         except (asyncio.CancelledError, GeneratorExit):
             run.close_open_calls()
             raise
+        finally:
+            held.close()
 
     # ---------------------------------------------------------- request
     def _options(self, interrupt: Any) -> dict[str, Any]:

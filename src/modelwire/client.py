@@ -72,10 +72,14 @@ class _Base:
         sleep: Callable[[float], Any] | None = None,
         transport: Any = None,
         pools: Any = None,
+        speed: str | None = None,
+        fallback_stick_s: float | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
             config=config, timeout=timeout, headers=headers, retry=retry, pools=pools,
+            speed=speed, fallback_stick_s=fallback_stick_s, clock=clock or time.monotonic,
         )
         self._sleep = sleep
         self._transport = transport
@@ -109,6 +113,11 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    def hold_fallback(self) -> contextlib.AbstractContextManager[None]:
+        """While held, a fallback this Client fell back to stays in use (no probe of the
+        primary when ``fallback_stick_s`` runs out): the Agent holds it for a run."""
+        return self._settings.sticky.hold()
 
     def __repr__(self) -> str:  # never the key
         return f"{type(self).__name__}({self._settings.model!r})"
@@ -164,10 +173,16 @@ class Client(_Base):
     first request costs about what later ones do: make one Client and reuse it. No
     connection is opened before the first request.
 
+    ``fallback_stick_s`` (default: the config's, else 300; 0 turns it off): after a call
+    fell back, later calls start at the model that served for that many seconds, then
+    one call probes the primary (docs/guides/reasoning-and-fallback.md). ``speed="fast"``:
+    Anthropic's fast mode for every call where the model has it (off by default).
+
     Beyond the documented arguments, keyword-only seams for tests and embedders:
     ``retry`` (a :class:`~modelwire.resilience.RetryPolicy`), ``sleep`` (called with
     each backoff wait), ``transport`` (a :class:`~modelwire.transport.SyncTransport`),
-    ``pools`` (credential pools to share: provider → pool, or a callable).
+    ``pools`` (credential pools to share: provider → pool, or a callable), ``clock``
+    (monotonic seconds, for the sticky fallback's window).
     """
 
     def _warm(self) -> None:
@@ -199,6 +214,7 @@ class Client(_Base):
         extra: dict[str, Any] | None = None,
         extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
+        speed: str | None = None,
     ) -> Completion:
         """Send one non-streaming request (streams and accumulates when the endpoint
         only streams) and return the :class:`~modelwire.Completion`.
@@ -209,9 +225,13 @@ class Client(_Base):
         built-in tool) are written for (``chat_completions``, ``anthropic_messages`` or
         ``responses``): a model of the chain that speaks another one gets no ``extra`` and
         refuses such a tool (:class:`UnsupportedContentError`); None sends both everywhere.
+        ``speed``: ``"fast"`` asks for Anthropic's fast mode (a premium tier, off by
+        default) where the endpoint and model have it; elsewhere it is left out with a
+        warning (it changes how fast, not what, the model answers); ``"standard"`` turns
+        off a Client-wide ``speed``.
         """
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else _sync_sleep
@@ -249,11 +269,12 @@ class Client(_Base):
         extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
         interrupt: Any = None,
+        speed: str | None = None,
     ) -> Stream:
         """Stream the answer as normalized events; ``.completion`` once done or interrupted.
         Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
 
     def close(self) -> None:
@@ -494,11 +515,12 @@ class AsyncClient(_Base):
         extra: dict[str, Any] | None = None,
         extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
+        speed: str | None = None,
     ) -> Completion:
         """As :meth:`Client.complete`."""
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         import asyncio  # here, not at module level: a sync Client never needs asyncio
 
         turn = Turn(self._settings, messages, options, stream=False)
@@ -553,12 +575,13 @@ class AsyncClient(_Base):
         extra_api: str | None = None,
         headers: Mapping[str, str] | None = None,
         interrupt: Any = None,
+        speed: str | None = None,
     ) -> AsyncStream:
         """As :meth:`Client.stream`; ``interrupt`` may be an ``asyncio.Event`` or a
         ``threading.Event``, or cancel the consuming task."""
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
         add_work(time.perf_counter() - started)
         return stream

@@ -10,17 +10,22 @@ from ._slotinit import slot_init
 if TYPE_CHECKING:
     from .types import AssistantMessage, FinishReason, Usage
 
-__all__ = ["Attempt", "AttemptOutcome", "Completion"]
+__all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion"]
 
 AttemptOutcome: TypeAlias = Literal[
-    "ok", "retried", "rotated", "refreshed", "fell_back", "failed", "interrupted"
+    "ok", "retried", "rotated", "refreshed", "fell_back", "failed", "interrupted", "skipped"
 ]
+# the error text of a "skipped" attempt: a recent call fell back, so this one started there
+PRIMARY_COOLING = "primary cooling after fallback"
 
 
 @slot_init  # built for every request (the gateway's hot path)
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One try at serving a turn: which provider and model, and how it ended."""
+    """One try at serving a turn: which provider and model, and how it ended.
+
+    ``skipped`` (error: ``primary cooling after fallback``): not tried at all, because
+    a recent call fell back past this model (see ``fallback_stick_s``)."""
 
     provider: str
     model: str

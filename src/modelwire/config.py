@@ -77,6 +77,7 @@ class ModelEntry:
     auth_style: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     extra: Mapping[str, Any] = field(default_factory=_frozen)
+    speed: str | None = None  # "fast": Anthropic's fast mode, opt-in (a premium tier)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,9 @@ class Config:
     models: Mapping[str, ModelEntry] = field(default_factory=_frozen)
     default_model: str | None = None
     fallback: tuple[str, ...] = ()
+    # seconds later calls stay on a fallback that served before one probes the
+    # primary (0: every call starts at the primary); see resilience.StickyFallback
+    fallback_stick_s: float = 300.0
     smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
     credential_pool: CredentialPoolConfig = field(default_factory=CredentialPoolConfig)
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
@@ -183,9 +187,11 @@ def config_from_dict(data: Any, *, path: str | None = None) -> Config:
 
 # ------------------------------------------------------------------ validation
 
-_TOP = ("models", "default_model", "fallback", "smart_routing", "credential_pool", "gateway")
+_TOP = ("models", "default_model", "fallback", "fallback_stick_s", "smart_routing",
+        "credential_pool", "gateway")
 _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
-          "headers", "extra")
+          "headers", "extra", "speed")
+SPEEDS = ("fast",)
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
@@ -233,6 +239,13 @@ class _Validator:
             raise self.fail(key, f"expected a positive integer, got {_kind(value)}")
         return value
 
+    def seconds(self, value: Any, key: str, default: float) -> float:
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
+            raise self.fail(key, f"expected a number of seconds (0 or more), got {_kind(value)}")
+        return float(value)
+
     def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str | None:
         if value is None:
             return None
@@ -260,6 +273,7 @@ class _Validator:
             models=FrozenDict(models),
             default_model=default,
             fallback=fallback,
+            fallback_stick_s=self.seconds(top.get("fallback_stick_s"), "fallback_stick_s", 300.0),
             smart_routing=self.smart_routing(top.get("smart_routing"), models),
             credential_pool=self.credential_pool(top.get("credential_pool")),
             gateway=self.gateway(top.get("gateway"), models),
@@ -299,14 +313,15 @@ class _Validator:
                                 f"{api_mode}; use provider: custom for another endpoint")
         thinking = fields.get("thinking")
         if thinking is False or thinking in ("none", "off"):
-            thinking = None
+            thinking = "none"  # asked off: kept, so DeepSeek's flag says disabled
         return ModelEntry(
             name=name, provider=provider, model=model, api_mode=api_mode, base_url=base_url,
             api_key_env=self.env_names(fields.get("api_key_env"), f"{key}.api_key_env"),
-            thinking=self.choice(thinking, f"{key}.thinking", THINKING_LEVELS),
+            thinking=thinking if thinking == "none" else self.choice(thinking, f"{key}.thinking", THINKING_LEVELS),
             auth_style=self.choice(fields.get("auth_style"), f"{key}.auth_style", AUTH_STYLES),
             headers=tuple(self.str_map(fields.get("headers"), f"{key}.headers").items()),
             extra=FrozenDict(self.extra(fields.get("extra"), f"{key}.extra")),
+            speed=self.choice(fields.get("speed"), f"{key}.speed", SPEEDS),
         )
 
     def not_a_provider_string(self, name: str, key: str) -> None:

@@ -127,10 +127,10 @@ def test_quota_falls_back_across_protocols(emu):
         again = client.complete(ASK)
     assert done.text == ANSWER
     assert (done.provider, done.model) == ("emulator-anthropic", "claude-sonnet-4-6")
-    # the fallback served that turn; the next call tries the primary again
-    assert [r["endpoint"] for r in _log(emu)] == [
-        "chat_completions", "messages", "chat_completions", "messages"]
-    assert again.attempts[0].model == "emulator-1"
+    # the fallback served that turn; the next call starts there (sticky for 300 s)
+    assert [r["endpoint"] for r in _log(emu)] == ["chat_completions", "messages", "messages"]
+    assert [(a.model, a.outcome) for a in again.attempts] == [
+        ("emulator-1", "skipped"), ("claude-sonnet-4-6", "ok")]
     assert sleeps == []
 
 

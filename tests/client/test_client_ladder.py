@@ -281,13 +281,15 @@ def test_billing_falls_back_to_the_next_model(wire, sleeps, monkeypatch):
     assert sleeps == []
 
 
-def test_fallback_reencodes_for_the_new_protocol_and_primary_returns_next_call(
+def test_fallback_reencodes_for_the_new_protocol_and_without_stickiness_primary_returns(
         wire, sleeps, monkeypatch):
+    # fallback_stick_s=0: the next call starts at the primary again (the default keeps
+    # the fallback for 300 s: tests/client/test_client_sticky.py)
     monkeypatch.setenv("FAKE_KEY", KEY)
     wire.script({"status": 404, "error": {"message": f"The model `{wire.model}` does not exist",
                                           "code": "model_not_found"}}, OK, OK)
     with Client("primary", config=_chain_config(wire), fallback=["anthropic-backup"],
-                sleep=sleeps) as client:
+                sleep=sleeps, fallback_stick_s=0) as client:
         first = client.complete(HI, max_tokens=20)
         second = client.complete(HI, max_tokens=20)
     log = wire.requests()

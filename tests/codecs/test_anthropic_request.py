@@ -399,10 +399,13 @@ def test_betas_are_data_per_family_and_profile():
     assert "anthropic-beta" not in enc.headers  # adaptive thinking interleaves by itself
     fast = ProviderProfile(name="a", api_mode="anthropic_messages", issuer="anthropic", anthropic_version="2026-10-21",
                            fast_mode=True, anthropic_betas=("context-1m-2025-08-07",))
+    # fast mode is opt-in (a premium tier): absent unless the request asks for it
     enc, body = encode({"messages": [user()]}, fast, "claude-opus-4-6")
+    assert "speed" not in body and enc.headers["anthropic-beta"] == "context-1m-2025-08-07"
+    enc, body = encode({"messages": [user()], "speed": "fast"}, fast, "claude-opus-4-6")
     assert body["speed"] == "fast"
     assert enc.headers["anthropic-beta"] == "context-1m-2025-08-07,fast-mode-2026-02-01"
-    assert "speed" not in encode({"messages": [user()]}, fast, "claude-sonnet-4-5")[1]
+    assert "speed" not in encode({"messages": [user()], "speed": "fast"}, fast, "claude-sonnet-4-5")[1]
 
 
 def test_fine_grained_tool_streaming_is_per_tool_and_stripped_where_rejected():

@@ -142,7 +142,9 @@ def test_echo_reasoning_content_sends_own_reasoning_only() -> None:
 def test_echo_required_pads_tool_call_turns_with_a_single_space() -> None:
     assert echo("required", tool_turn("mine", [OWN]))["reasoning_content"] == "mine"
     assert echo("required", tool_turn("theirs", [FOREIGN]))["reasoning_content"] == " "  # never leaked
-    assert echo("required", tool_turn("unknown origin"))["reasoning_content"] == " "
+    # a plain history (reasoning_content, no block: unattributed) goes back as it is
+    assert echo("required", tool_turn("unknown origin"))["reasoning_content"] == "unknown origin"
+    assert echo("required", tool_turn("   "))["reasoning_content"] == " "
     assert echo("required", tool_turn())["reasoning_content"] == " "
     assert echo("required", tool_turn(""))["reasoning_content"] == " "  # DeepSeek V4 rejects ""
     assert "reasoning_content" not in echo("required", tool_turn(calls=False))
@@ -242,7 +244,7 @@ def test_duplicate_tool_names_keep_the_first_definition(caplog: pytest.LogCaptur
         sent = body_for(req, ProviderProfile("deepseek", unique_tool_names=True))["tools"]
     assert [t["function"].get("description") for t in sent] == ["first", None]
     assert "duplicate tool name 'a'" in caplog.text
-    assert len(body_for(req)["tools"]) == 3  # only where the profile asks
+    assert len(body_for(req)["tools"]) == 2  # for every target, not only flagged ones
     assert tools[1]["function"]["description"] == "second"  # the caller's list is untouched
 
 

@@ -173,11 +173,14 @@ def test_provider_aliases_are_stored_canonical():
     assert config.models["k"].provider == "moonshot"
 
 
-def test_thinking_off_spellings_mean_none():
-    for value in (False, "none", "off", None):
+def test_thinking_off_spellings_mean_asked_off_and_absent_means_unset():
+    # "asked off" is kept apart from "not set": DeepSeek's flag then says disabled
+    for value in (False, "none", "off"):
         entry = config_from_dict({"models": {"a": {"provider": "openai", "model": "m",
                                                    "thinking": value}}}).models["a"]
-        assert entry.thinking is None
+        assert entry.thinking == "none"
+    entry = config_from_dict({"models": {"a": {"provider": "openai", "model": "m"}}}).models["a"]
+    assert entry.thinking is None
 
 
 def test_secrets_in_the_file_are_not_echoed_in_errors(tmp_path):

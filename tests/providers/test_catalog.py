@@ -23,7 +23,7 @@ def test_catalog_covers_the_required_providers():
         "minimax", "xiaomi", "groq", "together", "fireworks", "mistral", "gemini", "xai",
         "perplexity", "cerebras", "sambanova", "deepinfra", "novita", "siliconflow",
         "volcengine", "qianfan", "stepfun", "azure", "nous", "huggingface", "nvidia", "github",
-        "ollama", "lmstudio", "vllm", "llamacpp", "openai-codex", "custom", "emulator",
+        "ollama", "lmstudio", "vllm", "llamacpp", "openai-responses", "custom", "emulator",
     }
     assert required <= set(CATALOG)
     assert len(CATALOG) >= 30
@@ -89,7 +89,10 @@ def test_capabilities_that_users_rely_on():
     assert (minimax.api_mode, minimax.auth_style) == ("anthropic_messages", "bearer")
     assert minimax.fine_grained_tool_streaming is False
     assert CATALOG["xai"].api_mode == "responses"
-    assert CATALOG["openai-codex"].api_mode == "responses" and CATALOG["openai-codex"].stream_only
+    # no ChatGPT-backend row: Codex models are the API's (an OpenAI key), never a login
+    # borrowed from another program's credential files
+    assert "openai-codex" not in CATALOG
+    assert not any("chatgpt.com" in p.base_url for p in CATALOG.values())
     assert "required" not in CATALOG["gemini"].tool_choice_values
     assert CATALOG["anthropic"].auth_style == "x-api-key"
     assert CATALOG["azure"].auth_style == "api-key"

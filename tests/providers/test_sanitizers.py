@@ -200,9 +200,50 @@ def test_xai_sends_reasoning_effort_only_to_models_that_take_it(model, kept):
     assert "service_tier" in body  # the caller's body is not changed
 
 
-def test_codex_backend_body_stores_nothing_and_has_no_output_cap():
-    profile = CATALOG["openai-codex"]
-    body = {"model": "gpt-5-codex", "max_output_tokens": 4096, "input": []}
-    out = profile.patch_body(body, Target(profile, "gpt-5-codex"))
-    assert out == {"model": "gpt-5-codex", "input": [], "store": False}
-    assert profile.stream_only  # the Client streams even for complete()
+def test_codex_models_go_to_the_responses_api_with_an_openai_key():
+    from modelwire.providers import resolve
+
+    resolved = resolve("codex/gpt-5.1-codex-max")
+    assert resolved.profile.name == "openai-responses"
+    assert resolved.base_url == "https://api.openai.com/v1"
+    assert resolved.api_key_env == ("OPENAI_API_KEY",)
+    # the API's rules, not the ChatGPT backend's: it may stream or not, caps output
+    assert not resolved.profile.stream_only
+    body = {"model": "gpt-5.1-codex-max", "max_output_tokens": 4096, "input": []}
+    assert resolved.profile.patch_body(body, Target(resolved.profile, "gpt-5.1-codex-max")) == body
+
+
+@pytest.mark.parametrize(("thinking", "sent"), [
+    (None, {"type": "enabled"}), ("high", {"type": "enabled"}), ("none", {"type": "disabled"}),
+], ids=["unset", "high", "off"])
+def test_deepseek_thinking_flag_follows_the_thinking_setting(thinking, sent):
+    import orjson
+
+    from modelwire.codecs import Target
+    from modelwire.codecs import chat_completions as cc
+    from modelwire.providers.catalog import CATALOG
+
+    request = {"model": "deepseek-v4-pro", "messages": [{"role": "user", "content": "hi"}]}
+    if thinking is not None:
+        request["thinking"] = thinking
+    target = Target(CATALOG["deepseek"], "deepseek-v4-pro", "sk-test-key", CATALOG["deepseek"].base_url, ())
+    assert orjson.loads(cc.encode_request(request, target).body)["thinking"] == sent
+
+
+def test_kimis_anthropic_endpoint_gets_no_thinking_request_and_its_own_limit():
+    import orjson
+
+    from modelwire.codecs import anthropic_messages as am
+    from modelwire.providers import resolve
+
+    resolved = resolve("kimi/kimi-k2.6", api_mode="anthropic_messages")
+    assert resolved.profile.name == "moonshot-anthropic"
+    target = Target(resolved.profile, "kimi-k2.6", "sk-test-key", resolved.base_url, ())
+    request = {"messages": [{"role": "user", "content": "hi"}], "thinking": "high",
+               "response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "object"}}}}
+    body = orjson.loads(am.encode_request(request, target).body)
+    # Kimi drives reasoning server-side: no thinking, no effort; structured output stays
+    assert "thinking" not in body and "effort" not in body.get("output_config", {})
+    assert "temperature" not in body  # budget thinking's forced 1 goes with it
+    assert body["output_config"]["format"]["type"] == "json_schema"
+    assert body["max_tokens"] == 262_144

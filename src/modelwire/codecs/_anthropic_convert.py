@@ -215,11 +215,20 @@ def _thinking_blocks(msg: dict[str, Any], ctx: ConvertContext, in_loop: bool) ->
         if "cache_control" in block:  # Anthropic: cache_control is not allowed on thinking
             block = {k: v for k, v in block.items() if k != "cache_control"}
         out.append(block)
-    if not out and profile.unsigned_thinking_echo and msg.get("reasoning_content"):
+    if not out and profile.unsigned_thinking_echo and msg.get("reasoning_content") \
+            and _unattributed_or_own(msg, profile):
         # DeepSeek's and Kimi's Anthropic endpoints want the reasoning back (unsigned)
-        # on tool-call turns, rebuilt from the text
+        # on tool-call turns, rebuilt from the text: text with no block saying who wrote
+        # it (a plain history) or their own, never another issuer's (hermes #15748)
         out.append({"type": "thinking", "thinking": msg["reasoning_content"]})
     return out
+
+
+def _unattributed_or_own(msg: dict[str, Any], profile: Any) -> bool:
+    details = msg.get("reasoning_details")
+    if not isinstance(details, list) or not details:
+        return True
+    return any(isinstance(d, dict) and profile.accepts_issuer(d.get("issuer") or "") for d in details)
 
 
 def _tool_use(call: dict[str, Any], where: str) -> dict[str, Any]:

@@ -56,11 +56,18 @@ class ModelFamily:
     # answer 400 for it.
     prefill: bool = True
     efforts: frozenset[str] = _ALL_EFFORTS
-    # speed: "fast" (research preview, direct API only) — Opus 4.6 only when written
+    # speed: "fast" accepted (a premium tier, direct API only), when the caller asks
     fast_mode: bool = False
     known: bool = True  # False for the "newest family" stand-in used for unknown ids
 
 
+# max_output per family, the default max_tokens (mandatory on this protocol). Sources:
+# https://platform.claude.com/docs/en/models (checked 2026-12-01: Fable 5.1, Opus 5.5,
+# Sonnet 5: 128K; Haiku 4.5: 64K); Effect-TS #7129 (checked 2026-12-01: Opus 4.6, 4.7,
+# 4.8 and Sonnet 4.6 at 128,000, the 4.5 family at 64,000); fastgpt-plugin #242
+# (checked 2026-12-01: Opus 4 / 4.1 32,000, Sonnet 4 64,000); the seed (8.2.3) for the
+# 3.x models. fast_mode per https://platform.claude.com/docs/en/build-with-claude/fast-mode
+# (checked 2026-12-01: Opus 5.5, Opus 5, Opus 4.8) and the seed (8.6: Opus 4.6).
 FAMILIES: dict[tuple[str, int, int], ModelFamily] = {
     ("haiku", 3, 0): ModelFamily("claude-3-haiku", 4096, "none"),
     ("sonnet", 3, 0): ModelFamily("claude-3-sonnet", 4096, "none"),
@@ -86,9 +93,10 @@ FAMILIES: dict[tuple[str, int, int], ModelFamily] = {
         "claude-sonnet-4-6", 128000, "adaptive", prefill=False, efforts=_EFFORTS_46
     ),
     ("opus", 4, 7): ModelFamily("claude-opus-4-7", 128000, "adaptive_only", False, False),
-    ("opus", 5, 0): ModelFamily("claude-opus-5", 128000, "adaptive_only", False, False),
+    ("opus", 4, 8): ModelFamily("claude-opus-4-8", 128000, "adaptive_only", False, False, fast_mode=True),
+    ("opus", 5, 0): ModelFamily("claude-opus-5", 128000, "adaptive_only", False, False, fast_mode=True),
     ("sonnet", 5, 0): ModelFamily("claude-sonnet-5", 128000, "adaptive_only", False, False),
-    ("opus", 5, 5): ModelFamily("claude-opus-5-5", 128000, "adaptive_only", False, False),
+    ("opus", 5, 5): ModelFamily("claude-opus-5-5", 128000, "adaptive_only", False, False, fast_mode=True),
     ("sonnet", 5, 5): ModelFamily("claude-sonnet-5-5", 128000, "adaptive_only", False, False),
     ("fable", 5, 1): ModelFamily("claude-fable-5-1", 128000, "adaptive_only", False, False),
     ("fable", 5, 2): ModelFamily("claude-fable-5-2", 128000, "adaptive_only", False, False),
@@ -99,8 +107,9 @@ FAMILIES: dict[tuple[str, int, int], ModelFamily] = {
 NEWEST = ModelFamily("claude-unknown", 128000, "adaptive_only", False, False, known=False)
 
 # Not Claude (MiniMax-M2, deepseek-chat, kimi-k2 behind /anthropic endpoints): budget
-# thinking is the form these endpoints document; we do not know their output limit, so
-# the default is modest and callers' values are never clamped (known=False).
+# thinking is the form these endpoints document. Their output limit is the catalog row's
+# (ProviderProfile.max_output, with its source); this modest value is only for an
+# endpoint the catalog does not know (custom), and callers' values are never clamped.
 NON_CLAUDE = ModelFamily("non-claude", 8192, "budget", True, True, known=False)
 
 _PREFIX_RE = re.compile(r"^(?:[a-z0-9_-]+/)+")  # "anthropic/", "openrouter/anthropic/"

@@ -8,6 +8,7 @@ then ``profile.patch_body``, then ``request["extra"]`` merged last.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from typing import Any
@@ -17,7 +18,7 @@ import orjson
 
 from ..errors import MessageError
 from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
-from ._anthropic_models import ModelFamily, family_for
+from ._anthropic_models import NON_CLAUDE, ModelFamily, family_for
 from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
 from ._target import EncodedRequest, Target, allowed_only, auth_headers
 
@@ -46,7 +47,7 @@ def _apply_thinking(
 ) -> str | None:
     """Set ``thinking`` (and ``output_config.effort``); returns the mode used or None."""
     effort = request.get("thinking")
-    if not effort:
+    if not effort or effort == "none":  # "none": asked off
         return None
     if family.thinking == "none":
         log.warning("%s does not think; thinking level %r ignored", body["model"], effort)
@@ -98,6 +99,17 @@ def _apply_sampling(
     body.update(wanted)
 
 
+def _family(target: Target) -> ModelFamily:
+    """The model's family; a non-Claude model takes its endpoint's documented output
+    limit from the catalog row (MiniMax stopped long answers at 8,192 with
+    finish_reason length while it allows 131,072: issue 4 of the seed comparison)."""
+    family = family_for(target.model)
+    limit = target.profile.max_output
+    if family is NON_CLAUDE and limit:
+        return dataclasses.replace(family, max_output=limit)
+    return family
+
+
 def _max_tokens(request: dict[str, Any], family: ModelFamily) -> int:
     wanted = request.get("max_tokens")
     if isinstance(wanted, float) and math.isfinite(wanted) and wanted >= 1:
@@ -110,6 +122,19 @@ def _max_tokens(request: dict[str, Any], family: ModelFamily) -> int:
         log.warning("max_tokens %d clamped to %s's limit %d", wanted, family.name, family.max_output)
         return family.max_output
     return wanted
+
+
+def _apply_speed(body: dict[str, Any], direct: bool, family: ModelFamily, betas: list[str]) -> None:
+    """Fast mode, asked for: only on Anthropic's own endpoint (third parties know neither
+    the field nor the beta: the seed, 8.6) and a model that has it. A premium tier, so
+    never on by default; elsewhere it is left out with a warning: it changes how fast
+    the answer comes, not what it says."""
+    if direct and family.fast_mode:
+        body["speed"] = "fast"
+        betas.append(FAST_BETA)
+    else:
+        where = "this endpoint" if not direct else family.name
+        log.warning("speed 'fast' left out: %s has no fast mode (%s)", where, body["model"])
 
 
 def _response_format(body: dict[str, Any], fmt: Any) -> None:
@@ -208,7 +233,7 @@ def _check_thinking_turn(body: dict[str, Any]) -> None:
 def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str, Any]:
     profile = target.profile
     version = profile.anthropic_version or DEFAULT_VERSION
-    family = family_for(target.model)
+    family = _family(target)
     extra = request.get("extra") or {}
     messages = request.get("messages") or []
     ctx = ConvertContext(profile, version, _current_loop_start(messages))
@@ -246,9 +271,8 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
         body["stream"] = bool(request["stream"])
     if mode:
         _check_thinking_turn(body)
-    if profile.fast_mode and family.fast_mode:
-        body["speed"] = "fast"
-        betas.append(FAST_BETA)
+    if request.get("speed") == "fast":
+        _apply_speed(body, profile.fast_mode, family, betas)
     if body["messages"][-1]["role"] == "assistant" and not family.prefill:
         raise MessageError(
             f"{target.model} does not accept a conversation ending with an assistant turn "

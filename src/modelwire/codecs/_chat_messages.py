@@ -234,10 +234,7 @@ def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str 
         return None, []
     details = msg.get("reasoning_details")
     if not details:
-        # no block, so none from an issuer this endpoint accepts: no text either (below)
-        if policy == "required" and msg.get("tool_calls"):
-            return " ", []
-        return None, []
+        return _unattributed_echo(msg, policy)
     details = [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
     own = [d for d in details if isinstance(d.get("block"), dict)
            and profile.accepts_issuer(d.get("issuer") or "")]
@@ -260,6 +257,23 @@ def _reasoning_echo(msg: dict[str, Any], profile: ProviderProfile) -> tuple[str 
     if msg.get("tool_calls"):
         return (text if text and text.strip() else " "), []
     return (text if text else None), []
+
+
+def _unattributed_echo(msg: dict[str, Any], policy: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """Reasoning text with no block saying who wrote it: a history stored in the seed's
+    shape (a database, another framework, an earlier version). DeepSeek, Kimi and MiMo
+    need reasoning back on tool-call turns to keep their train of thought (a lone space
+    loses it), so there it goes back as it is. Where echoing is optional it is not sent:
+    it may be another provider's thoughts (hermes #15748), and nothing needs it.
+    Attributed reasoning keeps the issuer rule in :func:`_reasoning_echo`."""
+    if policy != "required":
+        return None, []
+    text = reasoning_text(msg)
+    if text and text.strip():
+        return text, []
+    if msg.get("tool_calls"):
+        return " ", []  # DeepSeek V4 rejects "" (hermes #17341)
+    return None, []
 
 
 def reasoning_text(msg: dict[str, Any]) -> str | None:

@@ -124,9 +124,9 @@ def _tools(tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise MessageError(f"tools[{j}].function.name must be a string")
         name = fn["name"]
-        if profile.unique_tool_names and name in seen:
-            # Anthropic and DeepSeek answer 400 "Tool names must be unique"
-            # (forgecode #892, eino #632): the first definition wins.
+        if name in seen:
+            # DeepSeek, Kimi, MiMo and custom endpoints behind them answer 400 "Tool names
+            # must be unique" (forgecode #892, eino #632): for every target, first wins
             log.warning("tools[%d]: duplicate tool name %r dropped (first definition wins)", j, name)
             continue
         seen.add(name)
@@ -182,6 +182,12 @@ def _encode_thinking(body: dict[str, Any], request: Mapping[str, Any], profile: 
     if not level:  # None or absent: the provider's default
         return
     mode = profile.reasoning_request
+    if level == "none":  # asked off: say so where the endpoint has an off switch
+        if mode == "thinking_flag":
+            body["thinking"] = {"type": "disabled"}
+        elif mode == "enable_thinking":
+            body["enable_thinking"] = False
+        return
     if mode == "reasoning_effort":
         body["reasoning_effort"] = openai_effort(level, model)
     elif mode == "openrouter":

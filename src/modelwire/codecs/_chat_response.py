@@ -75,8 +75,9 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
     items = wire.get("reasoning_details")
     details = wrap_details(items, issuer) if items else []
     if not reasoning and details:
-        # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details
-        reasoning = [d["block"]["text"] for d in details if isinstance(d["block"].get("text"), str)]
+        # Snowflake (Claude behind Cortex) sends the text only inside reasoning_details,
+        # as reasoning.text items (reasoning.summary items carry it as summary)
+        reasoning = [t for t in map(_item_text, details) if t]
     wire_calls = wire.get("tool_calls")
     calls, signatures = _calls(wire_calls) if wire_calls else ([], [])
     msg: AssistantMessage = {"role": "assistant", "content": text if text or not calls else None}
@@ -99,6 +100,12 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
     if notes and isinstance(notes, list):
         msg["annotations"] = [a for a in notes if isinstance(a, MAPPING)]
     return msg
+
+
+def _item_text(detail: Mapping[str, Any]) -> str | None:
+    block = detail["block"]
+    text = block.get("summary") if block.get("type") == "reasoning.summary" else block.get("text")
+    return text if isinstance(text, str) else None
 
 
 def _content(content: Any) -> tuple[str, list[str]]:

@@ -32,8 +32,13 @@ from ._sse import SSEDecoder, SSEEvent
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 
-# reasoning_details fields that arrive in pieces and are joined (OpenRouter, Vercel)
-_JOINED = ("text", "summary", "signature", "data")
+# reasoning_details fields that arrive in pieces and are joined (OpenRouter, Vercel);
+# any other field of a later fragment completes or replaces the earlier one (the
+# signature arrives whole in the last fragment, after empty ones: joining it could only
+# corrupt it when a server repeats it)
+_JOINED = ("text", "summary")
+# item types whose text is readable reasoning (shown live, kept as reasoning_content)
+_READABLE = {"reasoning.text": "text", "reasoning.summary": "summary"}
 _loads = orjson.loads
 
 
@@ -266,12 +271,15 @@ class StreamDecoder:
         text = delta.get("reasoning_content")
         if not (isinstance(text, str) and text):
             text = delta.get("reasoning")
-        if isinstance(text, str) and text:
+        plain = isinstance(text, str) and bool(text)
+        if plain:
             self._reasoning.append(text)
             out.append(ReasoningDelta(text))
         details = delta.get("reasoning_details")
         if details:
-            self._merge_details(details)
+            # some endpoints stream reasoning only as items: their text is the reasoning
+            # then (shown live); beside a plain field it is the same text, said once
+            self._merge_details(details, readable=not plain)
         content = delta.get("content")
         if content:
             if isinstance(content, str):
@@ -334,7 +342,7 @@ class StreamDecoder:
                         self._reasoning.append(piece)
                         self._out.append(ReasoningDelta(piece))
 
-    def _merge_details(self, items: Any) -> None:
+    def _merge_details(self, items: Any, *, readable: bool) -> None:
         if not isinstance(items, list):
             return
         for item in items:
@@ -344,17 +352,36 @@ class StreamDecoder:
                 # our own {"issuer", "block"} form (a modelwire gateway): whole, never joined
                 self._details.append((str(item["issuer"]), item["block"]))
                 continue
-            key = (_hashable(item.get("index")), _hashable(item.get("type")))
-            cur = self._detail_at.get(key)
-            if cur is None:
-                cur = self._detail_at[key] = dict(item)
-                self._details.append((self.issuer, cur))
-                continue
-            for k, v in item.items():
-                if k in _JOINED and isinstance(v, str) and isinstance(cur.get(k), str):
-                    cur[k] += v
-                elif cur.get(k) in (None, "") and v not in (None, ""):
-                    cur[k] = v
+            if readable:
+                self._readable(item)
+            self._fragment(item)
+
+    def _readable(self, item: dict[str, Any]) -> None:
+        field = _READABLE.get(item.get("type"))  # type: ignore[arg-type]
+        piece = item.get(field) if field else None
+        if isinstance(piece, str) and piece:
+            self._reasoning.append(piece)
+            self._out.append(ReasoningDelta(piece))
+
+    def _fragment(self, item: dict[str, Any]) -> None:
+        """One piece of an item: pieces with the same ``index`` are one item (OpenRouter
+        streams text fragments, then one carrying the signature); text is joined, every
+        other field completed or replaced by the later piece, so the item is whole."""
+        index = item.get("index")
+        key = index if type(index) is int else ("type", _hashable(item.get("type")))
+        cur = self._detail_at.get(key)
+        kind = item.get("type")
+        if cur is not None and kind and cur.get("type") and kind != cur.get("type"):
+            cur = None  # another kind of item at a reused index: not a piece of that one
+        if cur is None:
+            cur = self._detail_at[key] = dict(item)
+            self._details.append((self.issuer, cur))
+            return
+        for k, v in item.items():
+            if k in _JOINED and isinstance(v, str) and isinstance(cur.get(k), str):
+                cur[k] += v
+            elif v not in (None, ""):
+                cur[k] = v
 
     def _on_calls(self, calls: Any) -> None:
         if not isinstance(calls, list):

@@ -33,7 +33,7 @@ import orjson
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
 from ._responses_decode import no_logprobs
-from ._target import EncodedRequest, Target, auth_headers, native_tool
+from ._target import EncodedRequest, Target, auth_headers, native_tool, unique_tools
 
 __all__ = ["encode_input", "encode_request", "request_fields"]
 
@@ -53,7 +53,7 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     body["store"] = store
     body["input"] = encode_input(request.get("messages") or [], accepts=profile.accepts_issuer, store=store)
     replays = any(item.get("encrypted_content") for item in body["input"] if item.get("type") == "reasoning")
-    if not store and (request.get("thinking") or replays):
+    if not store and (request.get("thinking") not in (None, "none") or replays):
         # without it the next turn's reasoning comes back unreplayable; only asked
         # when reasoning is on (non-reasoning models answer 400 "Encrypted content
         # is not supported with this model")
@@ -79,13 +79,13 @@ def request_fields(request: Request, *, model: str, sanitize: Any = None) -> dic
         body["instructions"] = instructions
     tools = request.get("tools")
     if tools:
-        body["tools"] = [_encode_tool(t, sanitize, i, request) for i, t in enumerate(tools)]
+        body["tools"] = [_encode_tool(t, sanitize, i, request) for i, t in enumerate(unique_tools(tools, log))]
     if "tool_choice" in request:
         body["tool_choice"] = _encode_tool_choice(request["tool_choice"])
     if "parallel_tool_calls" in request:
         body["parallel_tool_calls"] = request["parallel_tool_calls"]
     effort = request.get("thinking")
-    if effort:
+    if effort and effort != "none":  # "none": asked off
         body["reasoning"] = {"effort": _EFFORT_OUT.get(effort, "medium"), "summary": "auto"}
     if "max_tokens" in request:
         body["max_output_tokens"] = request["max_tokens"]

@@ -14,7 +14,9 @@ Quirks it absorbs, each seen in real traffic:
 * DeepSeek and OpenRouter stream raw chain of thought as ``reasoning_text``
   events; OpenAI streams ``reasoning_summary_text``; both are reasoning text;
 * the reasoning item's ``encrypted_content`` is final only in
-  ``output_item.done`` (the SDK docs: the ``added`` copy may be incomplete);
+  ``output_item.done`` (the SDK docs: the ``added`` copy may be incomplete: 908
+  vs 1,720 characters in a recorded Azure stream), and ``response.completed``
+  carries the final item of all (re-encrypted), which completes the block in place;
 * OpenAI nests a mid-stream ``error`` event's fields under ``error`` while the
   reference documents them flat (openai-dotnet#881): both shapes are read.
 
@@ -108,6 +110,7 @@ class StreamDecoder:
         self._reasoning_key: tuple[Any, ...] | None = None
         self._reasoning_any = False
         self._reasoning_items: set[Any] = set()  # item ids whose text was streamed
+        self._reasoning_blocks: list[dict[str, Any]] = []  # emitted at output_item.done
         self._items = 0  # output items seen finished
 
     # ------------------------------------------------------------------ public
@@ -304,7 +307,9 @@ class StreamDecoder:
                 # summaries that were never streamed (sent whole in the done item)
                 for n, text in enumerate(reasoning_texts(item)):
                     self._reasoning("done", {"item_id": item.get("id"), "summary_index": n}, text, out)
-            out.append(ReasoningBlock(self.issuer, item))
+            block = dict(item)  # ours: response.completed may complete it in place
+            self._reasoning_blocks.append(block)
+            out.append(ReasoningBlock(self.issuer, block))
         elif isinstance(kind, str):
             out.append(Passthrough(self.issuer, item))
 
@@ -315,9 +320,27 @@ class StreamDecoder:
             # a server that sent only the final object: take everything from it
             out.extend(output_events(response, self.issuer))
             return
+        self._complete_reasoning(response.get("output"))
         if response.get("usage") is not None:
             out.append(UsageEvent(usage_in(response["usage"])))
         out.append(finish_of(response, self._n_calls > 0))
+
+    def _complete_reasoning(self, output: Any) -> None:
+        """The reasoning items of ``response.completed`` are the final ones: what the
+        non-streamed answer carries, so what the next turn must send back. They can
+        differ from the ``output_item.done`` copies (OpenAI re-encrypts
+        encrypted_content; OpenRouter's rs_tmp_ ids change), so the blocks emitted at
+        ``done`` take their final form in place: the accumulator holds the same dicts.
+        An encoder that already wrote a block wrote the done form, which is the same
+        reasoning sealed by the same server."""
+        finals = [i for i in output if isinstance(i, dict) and i.get("type") == "reasoning"] \
+            if isinstance(output, list) else []
+        if len(finals) != len(self._reasoning_blocks):
+            return  # not the same items: keep what output_item.done said
+        for block, final in zip(self._reasoning_blocks, finals, strict=True):
+            if block != final:
+                block.clear()
+                block.update(final)
 
     def _attach(self, error: ProviderError) -> ProviderError:
         error.model = self.model or None

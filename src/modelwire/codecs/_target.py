@@ -9,7 +9,8 @@ from .._slotinit import slot_init
 from ..errors import UnsupportedContentError
 from ..providers.profile import ProviderProfile
 
-__all__ = ["EncodedRequest", "Target", "allowed_only", "auth_headers", "native_tool", "protocol_name"]
+__all__ = ["EncodedRequest", "Target", "allowed_only", "auth_headers", "native_tool", "protocol_name",
+           "unique_tools"]
 
 
 @slot_init  # built for every request (the gateway's hot path)
@@ -109,6 +110,24 @@ def allowed_only(tools: Any, choice: Any) -> tuple[Any, Any]:
     kept = [t for t in tools or () if isinstance(t, dict) and _tool_name(t) in names]
     mode = inner.get("mode")
     return kept, ("required" if mode == "required" else "auto") if kept else "none"
+
+
+def unique_tools(tools: list[Any], logger: Any) -> list[Any]:
+    """The tools with duplicate names removed, the first definition kept, a warning
+    naming each duplicate. For every target, not only those known to mind: Anthropic,
+    DeepSeek, Kimi and MiMo answer 400 "Tool names must be unique" (forgecode #892,
+    eino #632), and the same tools sent through custom/... reached such an endpoint."""
+    seen: set[str] = set()
+    out: list[Any] = []
+    for i, tool in enumerate(tools):
+        name = _tool_name(tool) if isinstance(tool, dict) else None
+        if isinstance(name, str) and name:
+            if name in seen:
+                logger.warning("tools[%d]: duplicate tool name %r dropped (first definition wins)", i, name)
+                continue
+            seen.add(name)
+        out.append(tool)
+    return out
 
 
 def _tool_name(tool: dict[str, Any]) -> Any:

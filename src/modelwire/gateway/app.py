@@ -261,8 +261,15 @@ def _client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
     # native fields and tools: the Client gives them to the models of the chain that speak
     # the door's protocol, leaves the fields out for the others and refuses their tools
     opts["extra_api"] = door
-    if req.get("extra"):
-        opts["extra"] = req["extra"]
+    extra = req.get("extra")
+    if extra:
+        if extra.get("speed") is not None:
+            # Anthropic's speed field is the Client's speed option: sent (with its beta)
+            # where the upstream has fast mode, left out elsewhere, never blindly copied
+            extra = {k: v for k, v in extra.items() if k != "speed"}
+            opts["speed"] = "fast" if req["extra"]["speed"] == "fast" else "standard"
+        if extra:
+            opts["extra"] = extra
     return opts
 
 

@@ -75,12 +75,12 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     provider = getattr(completion, "provider", "")
     model = getattr(completion, "model", "")
     # a single attempt served it: no fallback (the usual case, without a walk)
-    fallbacks = sum(a.outcome == "fell_back" for a in attempts) if len(attempts) > 1 else 0
+    fallbacks = _fallbacks(attempts) if len(attempts) > 1 else "0"
     headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": ms_text(overhead_ms),
-        "x-modelwire-attempts": str((len(attempts) or 1) + ctx.lane_tries),
-        "x-modelwire-fallbacks": str(fallbacks),
+        "x-modelwire-attempts": str((_tried(attempts) or 1) + ctx.lane_tries),
+        "x-modelwire-fallbacks": fallbacks,
         "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
     }
     if ctx.route:
@@ -88,6 +88,22 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     if ctx.lane:
         headers["x-modelwire-lane"] = "passthrough"
     return headers
+
+
+def _tried(attempts: Any) -> int:
+    """Attempts made (a sticky fallback's skipped primary was not tried)."""
+    if len(attempts) < 2:
+        return len(attempts)
+    return sum(a.outcome != "skipped" for a in attempts)
+
+
+def _fallbacks(attempts: Any) -> str:
+    """How many models of the chain this answer passed over: ``"1"``, or ``"1; sticky"``
+    when a recent request's fallback was used from the start (the model's Client keeps
+    it for ``fallback_stick_s``, shared by every request to that model)."""
+    moved = sum(a.outcome in ("fell_back", "skipped") for a in attempts)
+    sticky = any(a.outcome == "skipped" for a in attempts)
+    return f"{moved}; sticky" if sticky else str(moved)
 
 
 class _Handlers:

@@ -21,10 +21,9 @@ from typing import Any
 
 from .azure import TEMPLATE as AZURE_TEMPLATE
 from .azure import AzureOpenAIProfile
-from .codex import CodexProfile
 from .deepseek import DeepSeekProfile
 from .gemini import GeminiProfile
-from .kimi import MoonshotProfile
+from .kimi import KimiAnthropicProfile, MoonshotProfile
 from .profile import ProviderProfile
 from .xai import XAIProfile
 
@@ -95,6 +94,9 @@ _ROWS: list[ProviderProfile] = [
         unsigned_thinking_echo=True,
         fine_grained_tool_streaming=False,  # a Claude-only per-tool field
         vision=False, unique_tool_names=True, tool_id_format="anthropic",
+        # "输出长度 最大 384K" (deepseek-flash, deepseek-v4-pro):
+        # https://api-docs.deepseek.com/zh-cn/quick_start/pricing (checked 2026-12-01)
+        max_output=393_216,
     ),
     _row(
         MoonshotProfile, name="moonshot", base_url="https://api.moonshot.ai/v1",
@@ -109,6 +111,21 @@ _ROWS: list[ProviderProfile] = [
         key_env=("KIMI_CN_API_KEY",), issuer="moonshot",  # .cn keys differ from .ai keys
         docs_url="https://platform.moonshot.cn/docs/api/chat",
         reasoning_echo="required", reasoning_request="thinking_flag", unique_tool_names=True,
+    ),
+    _row(
+        # Kimi's Anthropic-compatible endpoint (what Moonshot documents for Claude Code):
+        # https://www.developersdigest.tech/reference/api-compatibility/moonshot (checked
+        # 2026-12-01; "ANTHROPIC_BASE_URL https://api.moonshot.ai/anthropic")
+        KimiAnthropicProfile, name="moonshot-anthropic", base_url="https://api.moonshot.ai/anthropic",
+        api_mode="anthropic_messages", auth_style="x-api-key",
+        key_env=("MOONSHOT_API_KEY", "KIMI_API_KEY"), issuer="moonshot",
+        docs_url="https://platform.kimi.ai/docs/api/overview", anthropic_version="2023-06-01",
+        # thinking goes back unsigned, rebuilt from reasoning_content (hermes-behaviours 2.4)
+        unsigned_thinking_echo=True, fine_grained_tool_streaming=False,
+        unique_tool_names=True, tool_id_format="anthropic",
+        # kimi-k2.6 / k2.5 / k2-thinking: 262,144 max output; no first-party table found,
+        # https://docs.openclaw.ai/providers/moonshot (checked 2026-12-01)
+        max_output=262_144,
     ),
     _row(
         name="dashscope", base_url="https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
@@ -141,6 +158,18 @@ _ROWS: list[ProviderProfile] = [
         fine_grained_tool_streaming=False,
         vision=False,  # "supports text and tool calls, not image or document input"
         unique_tool_names=True, tool_id_format="anthropic",
+        # MiniMax-M2.x: "max output of 131.1K tokens"; the seed's table says 131,072:
+        # https://vercel.com/ai-gateway/models/minimax/minimax-m2.7-highspeed (checked 2026-12-01)
+        max_output=131_072,
+    ),
+    _row(
+        # the same endpoint for mainland China (its own keys):
+        # https://platform.minimaxi.com/docs/api-reference/text-anthropic-api (checked 2026-12-01)
+        name="minimax-cn", base_url="https://api.minimaxi.com/anthropic",
+        api_mode="anthropic_messages", auth_style="bearer", key_env=("MINIMAX_CN_API_KEY",),
+        issuer="minimax", docs_url="https://platform.minimaxi.com/docs/api-reference/text-anthropic-api",
+        anthropic_version="2023-06-01", fine_grained_tool_streaming=False, vision=False,
+        unique_tool_names=True, tool_id_format="anthropic", max_output=131_072,
     ),
     _row(
         name="xiaomi", base_url="https://api.xiaomimimo.com/v1", key_env=("XIAOMI_API_KEY",),
@@ -308,14 +337,13 @@ _ROWS: list[ProviderProfile] = [
         reasoning_echo="reasoning_content", local=True,
     ),
     # ---------------------------------------------------------------- Responses API
-    _row(
-        CodexProfile, name="openai-codex", base_url="https://chatgpt.com/backend-api/codex",
-        api_mode="responses", docs_url="https://developers.openai.com/codex",
-        # ChatGPT-plan OAuth tokens, from `modelwire auth login openai-codex`
-        key_env=(), extra={"oauth": "openai-codex"},
-        # the Codex backend only streams (hermes-behaviours 2.5)
-        stream_only=True, vision_in_tool_results=True, reasoning_request="reasoning_effort",
-    ),
+    # No row for ChatGPT's Codex backend (chatgpt.com/backend-api/codex): it takes
+    # ChatGPT-plan tokens, which modelwire does not log in for, and modelwire never reads
+    # another program's credential files (~/.codex/auth.json). Codex models (gpt-5-codex,
+    # gpt-5.1-codex-max...) are served by the API: openai-responses with an OpenAI key;
+    # the Codex quirks that hold there are the model rules the Responses codec applies
+    # (developer role, xhigh effort on codex-max), not the backend's (stream only, no
+    # max_output_tokens, nothing stored). The alias "codex" names that row.
     # The same providers over the Responses API (reasoning items with encrypted_content
     # round-trip there; corpus: openai and azure_openai /responses exchanges).
     # resolve("openai/gpt-5", api_mode="responses") picks these rows (VARIANTS below).
@@ -356,6 +384,8 @@ RUNTIME_BASE_URL = frozenset({"custom", "emulator", "emulator-anthropic", "emula
 VARIANTS: dict[str, dict[str, str]] = {
     "deepseek": {"anthropic_messages": "deepseek-anthropic"},
     "deepseek-anthropic": {"chat_completions": "deepseek"},
+    "moonshot": {"anthropic_messages": "moonshot-anthropic"},
+    "moonshot-anthropic": {"chat_completions": "moonshot"},
     "openai": {"responses": "openai-responses"},
     "openai-responses": {"chat_completions": "openai"},
     "azure": {"responses": "azure-responses"},
@@ -382,5 +412,5 @@ ALIASES: dict[str, str] = {
     "ark": "volcengine", "doubao": "volcengine", "baidu": "qianfan", "step": "stepfun",
     "azure-openai": "azure", "nous-portal": "nous", "hf": "huggingface", "nim": "nvidia",
     "github-models": "github", "lm-studio": "lmstudio", "llama.cpp": "llamacpp",
-    "llama-cpp": "llamacpp", "codex": "openai-codex", "or": "openrouter",
+    "llama-cpp": "llamacpp", "codex": "openai-responses", "or": "openrouter",
 }

@@ -51,7 +51,8 @@ class DeepSeekProfile(ProviderProfile):
             return body
         body = dict(body)
         # A thinking model with no thinking setting runs thinking: the reasoning
-        # echo DeepSeek requires on tool turns depends on it being on.
+        # echo DeepSeek requires on tool turns depends on it being on. Asked off
+        # (thinking "none"/"off"), the encoder already wrote {"type": "disabled"}.
         body.setdefault("thinking", {"type": "enabled"})
         effort = body.get("reasoning_effort")
         if isinstance(effort, str) and effort in _EFFORT:

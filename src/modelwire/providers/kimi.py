@@ -18,7 +18,7 @@ from .profile import ProviderProfile
 if TYPE_CHECKING:
     from ..codecs._target import Target
 
-__all__ = ["MoonshotProfile", "sanitize_moonshot_schema"]
+__all__ = ["KimiAnthropicProfile", "MoonshotProfile", "sanitize_moonshot_schema"]
 
 _UNIONS = ("anyOf", "oneOf")
 
@@ -130,4 +130,28 @@ class MoonshotProfile(ProviderProfile):
         # thinking flag and reasoning_effort (hermes-behaviours 2.4): keep the flag.
         if "thinking" in body and "reasoning_effort" in body:
             body = {k: v for k, v in body.items() if k != "reasoning_effort"}
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class KimiAnthropicProfile(ProviderProfile):
+    """Kimi's Anthropic-compatible endpoint (api.moonshot.ai/anthropic)."""
+
+    def sanitize_tool_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return sanitize_moonshot_schema(schema)  # the same validator behind both doors
+
+    def patch_body(self, body: dict[str, Any], target: Target) -> dict[str, Any]:
+        # Kimi drives reasoning server-side: Anthropic's thinking and output_config.effort
+        # are never sent there (hermes-behaviours 2.4, #13848, #13826)
+        thinking = body.get("thinking")
+        body = {k: v for k, v in body.items() if k != "thinking"}
+        if thinking and body.get("temperature") == 1:
+            del body["temperature"]  # forced to 1 only because of the thinking just dropped
+        config = body.get("output_config")
+        if isinstance(config, dict) and "effort" in config:
+            rest = {k: v for k, v in config.items() if k != "effort"}
+            if rest:
+                body["output_config"] = rest
+            else:
+                del body["output_config"]
         return body

@@ -72,7 +72,10 @@ class ProviderProfile:
     drop_earlier_thinking: bool = False  # drop thinking from turns before the current tool loop
     unsigned_thinking_echo: bool = False  # DeepSeek/Kimi Anthropic endpoints: rebuild from text
     fine_grained_tool_streaming: bool = True  # per-tool eager_input_streaming (MiniMax: no)
-    fast_mode: bool = False  # speed: fast + its beta, direct endpoints only
+    fast_mode: bool = False  # speed: fast + its beta may be sent (direct endpoint only), when asked
+    # the endpoint's real output limit for its own (non-Claude) models: the default
+    # max_tokens, mandatory on this protocol (Claude ids use their family's limit)
+    max_output: int | None = None
     anthropic_betas: tuple[str, ...] = ()
     # Chat Completions
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
@@ -85,6 +88,8 @@ class ProviderProfile:
     vision_in_tool_results: bool = False
     tool_choice_values: frozenset[str] = frozenset({"auto", "none", "required", "function"})
     parallel_tool_calls: bool = True
+    # the endpoint answers 400 to duplicate tool names: a fact (tests, docs); the encoders
+    # drop duplicates for every target, since an unknown endpoint may be one of these
     unique_tool_names: bool = False
     tool_id_format: ToolIdFormat = "any"
     stream_only: bool = False  # complete() must stream and accumulate

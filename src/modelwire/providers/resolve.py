@@ -66,6 +66,7 @@ class ResolvedModel:
     api_key_env: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     headers: tuple[tuple[str, str], ...] = ()
+    speed: str | None = None  # the config entry's "fast" (Anthropic fast mode), opt-in
 
     @property
     def provider(self) -> str:
@@ -157,6 +158,8 @@ def _from_entry(
     if entry.auth_style is not None:  # e.g. an Anthropic-style endpoint that wants Bearer
         profile = dataclasses.replace(resolved.profile, auth_style=entry.auth_style)
         resolved = dataclasses.replace(resolved, profile=profile)
+    if getattr(entry, "speed", None):
+        resolved = dataclasses.replace(resolved, speed=entry.speed)
     return resolved
 
 

@@ -7,7 +7,7 @@ only when a backoff is computed.
 from __future__ import annotations
 
 from .classify import RETRYABLE, Failure, FailureKind, classify
-from .fallback import FallbackChain, Skipped
+from .fallback import FallbackChain, Skipped, StickyFallback, StickyStart
 from .policy import Action, ActionKind, LadderState, RetryPolicy, backoff, decide
 
 __all__ = [
@@ -20,6 +20,8 @@ __all__ = [
     "LadderState",
     "RetryPolicy",
     "Skipped",
+    "StickyFallback",
+    "StickyStart",
     "backoff",
     "classify",
     "decide",
