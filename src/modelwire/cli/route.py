@@ -35,7 +35,7 @@ def command(text: str, config_path: str | None, primary: str | None, images: boo
     from .builtin import has_no_config, routing_example_config
 
     config = load_config(config_path)
-    if has_no_config(config):
+    if has_no_config(config) and primary is None:  # --model alone: that model, unrouted
         config = routing_example_config()
         _announce_example(config)
     route = choose_route(text, config, has_images=images, primary=primary)
