@@ -152,12 +152,17 @@ class Accumulator:
         return msg
 
     def result(self, *, interrupted: bool = False) -> Completion:
-        """The :class:`Completion` so far (call after the stream ended or was cut)."""
+        """The :class:`Completion` so far (call after the stream ended or was cut).
+        ``interrupted``: the stream was cut short; with no finish seen, the finish
+        reason is then ``None`` (a partial result, not an answer that stopped)."""
         msg = self.message(complete_calls_only=interrupted or self._finish is None)
         finish = self._finish
+        reason: FinishReason | None
         if finish is not None:
-            reason: FinishReason = finish.reason
+            reason = finish.reason
             native, matched = finish.native, finish.stop_sequence
+        elif interrupted:
+            reason, native, matched = None, None, None
         else:
             reason, native, matched = ("tool_calls" if msg.get("tool_calls") else "stop"), None, None
         return Completion(

@@ -425,7 +425,8 @@ class Stream:
                         self._interrupted_before_start()
                         return
                     if acc is not None and acc.started:
-                        raise turn.failed_after_start(exc, acc.result()) from None
+                        # cut after events reached the caller: a partial, marked as one
+                        raise turn.failed_after_start(exc, acc.result(interrupted=True)) from None
                     wait = turn.fail(exc)
                 if wait > 0:
                     sleep(wait)
@@ -690,7 +691,8 @@ class AsyncStream:
                     return
                 except ModelwireError as exc:
                     if acc is not None and acc.started:
-                        raise turn.failed_after_start(exc, acc.result()) from None
+                        # cut after events reached the caller: a partial, marked as one
+                        raise turn.failed_after_start(exc, acc.result(interrupted=True)) from None
                     wait = turn.fail(exc)
                 if wait > 0:
                     result = sleep(wait)

@@ -42,14 +42,17 @@ class Completion:
     ``message`` is the assistant message dict (``content``, ``tool_calls``,
     ``reasoning_content``, ``reasoning_details``...). ``native_finish_reason``
     keeps the provider's own reason (``pause_turn`` means: send the turn back
-    to continue). ``interrupted`` is true when the caller cut the stream short.
+    to continue). ``interrupted`` is true when the stream was cut short, by the caller or
+    by the upstream (a :class:`~modelwire.StreamInterruptedError`'s ``partial``);
+    ``finish_reason`` is then ``None`` unless the turn had finished before the cut, and
+    ``tool_calls`` holds only the calls the upstream finished.
     ``stop_sequence``: which of the request's stop sequences ended the text, where
     known (an Anthropic upstream says it, and modelwire knows it where it applied
     them itself; a Chat Completions upstream's ``stop`` just says "stop").
     """
 
     message: AssistantMessage
-    finish_reason: FinishReason
+    finish_reason: FinishReason | None  # None: the turn never finished (interrupted)
     usage: Usage
     model: str
     provider: str = ""

@@ -113,13 +113,18 @@ def test_sdk_sees_reasoning_summary_text_and_parallel_calls_from_foreign_events(
     assert reasoning[0].encrypted_content is None
 
 
-def test_sdk_raises_on_a_mid_stream_error_event():
+def test_sdk_sees_a_mid_stream_failure_as_response_failed():
+    # as the API ends a response that fails while streaming: response.failed, its error
+    # inside the response (the SDK yields it, as it does for the API's own)
     events = [TextDelta("partial"), StreamError(RateLimitError("slow down", status=429))]
-    client = _client(_encode(events))
-    with pytest.raises(openai.APIError) as info, client.responses.stream(model="gpt-test", input="hi") as stream:
-        for _ in stream:
-            pass
-    assert "slow down" in str(info.value)
+    client = _client(_encode(events, id="resp_f"))
+    with client.responses.stream(model="gpt-test", input="hi") as stream:
+        seen = list(stream)
+    assert [e.type for e in seen if e.type.startswith("response.") and "text" not in e.type][-1] == "response.failed"
+    failed = seen[-1]
+    assert failed.response.id == "resp_f" and failed.response.status == "failed"
+    assert (failed.response.error.code, failed.response.error.message) == ("rate_limit_exceeded", "slow down")
+    assert "response.output_item.done" not in [e.type for e in seen]  # the message never finished
 
 
 def test_sdk_parses_encode_response_body():

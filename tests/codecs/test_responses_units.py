@@ -408,7 +408,7 @@ def test_encoder_ends_with_incomplete_when_the_answer_was_cut():
 def test_encoder_writes_nothing_after_an_error():
     encoder = responses.StreamEncoder(model="m")
     raw = encoder.feed(StreamError(ServerError("down")))
-    assert b"event: error\n" in raw and b'"message":"down"' in raw
+    assert b"event: response.failed\n" in raw and b'"error":{"code":"server_error","message":"down"}' in raw
     assert encoder.feed(TextDelta("late")) == b"" and encoder.close() == b""
 
 

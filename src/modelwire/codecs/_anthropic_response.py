@@ -292,8 +292,11 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     return replace(result, raw=data)
 
 
-def encode_response(completion: Completion, request: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A Completion as Anthropic's non-stream response body."""
+def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
+                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
+    """A Completion as Anthropic's non-stream response body. ``id`` and ``model``: the
+    answer's own (a gateway mints one per answer and names the model the client asked
+    for); by default the completion's."""
     msg = completion.message
     content: list[dict[str, Any]] = []
     for detail in msg.get("reasoning_details") or []:
@@ -332,10 +335,10 @@ def encode_response(completion: Completion, request: dict[str, Any] | None = Non
     stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
                                 completion.stop_sequence)
     return {
-        "id": completion.id or "msg_modelwire",
+        "id": id or completion.id or "msg_modelwire",
         "type": "message",
         "role": "assistant",
-        "model": completion.model or (request or {}).get("model", ""),
+        "model": model or completion.model or (request or {}).get("model", ""),
         "content": content,
         "stop_reason": stop,
         "stop_sequence": matched,

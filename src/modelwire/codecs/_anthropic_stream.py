@@ -44,6 +44,7 @@ from ._anthropic_response import (
     usage_from,
 )
 from ._sse import TEXT_MARK, SSEDecoder, split_at_text_mark
+from ._stream_failure import FailureKind, failure_kind
 
 __all__ = ["StreamDecoder", "StreamEncoder"]
 
@@ -410,6 +411,8 @@ class StreamEncoder:
             return self._reasoning_block(ev)  # type: ignore[arg-type]
         if t is ToolCallStart or t is ToolCallDelta or t is ToolCallEnd:
             return self._tool(ev)
+        if t is StreamError:
+            return self._error(ev.error)  # type: ignore[union-attr]
         out = self._flush_queue()  # anything else: calls held back are complete now
         if t is Passthrough:
             return out + self._passthrough(ev.block)  # type: ignore[union-attr]
@@ -419,8 +422,6 @@ class StreamEncoder:
         if t is Finish:
             self._finish = ev  # type: ignore[assignment]
             return out + self._close_block()
-        if t is StreamError:
-            return out + self._error(ev.error)  # type: ignore[union-attr]
         return out
 
     # Anthropic streams one block at a time, but other providers interleave parallel
@@ -507,10 +508,12 @@ class StreamEncoder:
         return self._open_block("server", dict(block)) + self._close_block()
 
     def _error(self, error: Any) -> bytes:
-        out = self._close_block()
+        """The stream failed: the error event, and nothing else. The open block stays
+        open and held calls are never sent: the upstream did not finish them, and a
+        ``content_block_stop`` would make a half tool call look like a whole one."""
         self._closed = True
-        etype = getattr(error, "code", None) or "api_error"
-        return out + self._ev("error", {"type": "error", "error": {"type": etype, "message": str(error)}})
+        etype = _ERROR_TYPES.get(failure_kind(error), "api_error")
+        return self._ev("error", {"type": "error", "error": {"type": etype, "message": str(error)}})
 
     def close(self) -> bytes:
         if self._closed:
@@ -522,5 +525,30 @@ class StreamEncoder:
         stop, matched = stop_fields(fin.reason, fin.native, fin.stop_sequence) if fin else ("end_turn", None)
         out += self._ev("message_delta", {"type": "message_delta",
                                           "delta": {"stop_reason": stop, "stop_sequence": matched},
-                                          "usage": native_usage(self._usage) if self._usage else {"output_tokens": 0}})
+                                          "usage": _delta_usage(self._usage)})
         return out + self._ev("message_stop", {"type": "message_stop"})
+
+
+# Anthropic's error types; anything else (a cut, a 5xx) is the upstream's "api_error"
+_ERROR_TYPES: dict[FailureKind, str] = {
+    "rate_limit": "rate_limit_error",
+    "overloaded": "overloaded_error",
+    "auth": "authentication_error",
+    "permission": "permission_error",
+    "billing": "billing_error",
+    "not_found": "not_found_error",
+    "request": "invalid_request_error",
+    "timeout": "timeout_error",
+}
+
+# what message_delta's usage holds (the API's MessageDeltaUsage): the counts, not the
+# message's cache_creation breakdown or service_tier, which message_start carries
+_DELTA_USAGE = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
+                "server_tool_use")
+
+
+def _delta_usage(usage: Any) -> dict[str, Any]:
+    if not usage:
+        return {"output_tokens": 0}
+    full = native_usage(usage)
+    return {key: full[key] for key in _DELTA_USAGE if key in full}

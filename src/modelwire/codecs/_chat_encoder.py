@@ -24,6 +24,7 @@ from ..events import (
 from ..types import Request
 from ._chat_common import usage_to_wire
 from ._sse import TEXT_MARK, split_at_text_mark
+from ._stream_failure import FailureKind, failure_kind
 
 
 class StreamEncoder:
@@ -122,19 +123,20 @@ class StreamEncoder:
 def _error_body(error: Any) -> dict[str, Any]:
     code = getattr(error, "code", None)
     status = getattr(error, "status", None)
-    body: dict[str, Any] = {"message": str(error), "type": _error_type(status), "param": None,
-                            "code": code}
+    body: dict[str, Any] = {"message": str(error), "type": _ERROR_TYPES.get(failure_kind(error), "server_error"),
+                            "param": None, "code": code}
     if status is not None:
         body["status_code"] = status
     return body
 
 
-def _error_type(status: int | None) -> str:
-    if status == 401:
-        return "authentication_error"
-    if status == 429:
-        return "requests"  # what OpenAI sends with code rate_limit_exceeded
-    if status is not None and status >= 500:
-        return "server_error"
-    return "invalid_request_error"
+# OpenAI's error types; the rest (a cut, a stall, a 5xx, overloaded) are "server_error"
+_ERROR_TYPES: dict[FailureKind, str] = {
+    "rate_limit": "requests",  # what OpenAI sends with code rate_limit_exceeded
+    "auth": "authentication_error",
+    "permission": "permission_error",
+    "billing": "insufficient_quota",
+    "not_found": "invalid_request_error",
+    "request": "invalid_request_error",
+}
 

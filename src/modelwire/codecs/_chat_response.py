@@ -165,11 +165,14 @@ def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 # ------------------------------------------------------------------------ encode
-def encode_response(completion: Completion, request: Any = None, *, created: int | None = None) -> dict[str, Any]:
+def encode_response(completion: Completion, request: Any = None, *, created: int | None = None,
+                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
     """The ``chat.completion`` body OpenAI would send for ``completion``.
 
     ``created`` (epoch seconds) comes from the caller: codecs have no clock. It
-    defaults to the upstream's own ``created`` when known, else 0.
+    defaults to the upstream's own ``created`` when known, else 0. ``id`` and ``model``:
+    the answer's own (a gateway mints one per answer and names the model the client
+    asked for); by default the completion's.
     """
     raw = completion.raw or {}
     if created is None:
@@ -181,10 +184,10 @@ def encode_response(completion: Completion, request: Any = None, *, created: int
         "finish_reason": completion.finish_reason,
     }
     return {
-        "id": completion.id or _default_id(completion.model, completion.message),
+        "id": id or completion.id or _default_id(completion.model, completion.message),
         "object": "chat.completion",
         "created": created,
-        "model": completion.model,
+        "model": model or completion.model,
         "choices": [choice],
         "usage": usage_to_wire(completion.usage),
     }

@@ -45,6 +45,7 @@ from ._responses_response import (
     usage_out,
 )
 from ._sse import TEXT_MARK, split_at_text_mark
+from ._stream_failure import failure_kind
 
 __all__ = ["StreamEncoder"]
 
@@ -388,19 +389,13 @@ class StreamEncoder:
         self._done_item(opened, item, out)
 
     def _error(self, error: ModelwireError, out: list[bytes]) -> None:
-        code = getattr(error, "code", None) or _code_of(error)
-        # both shapes: flat fields (the API reference) and the nested object the
-        # live API sends, which is what makes the official SDK raise APIError
-        nested = {"type": code, "code": code, "message": error.message, "param": None}
-        self._emit(out, "error", code=code, message=error.message, param=None, error=nested)
+        """The stream failed: ``response.failed``, as the API ends a response that fails
+        while it streams. Open items stay open (no ``output_item.done`` for what the
+        upstream did not finish) and the response's output holds only finished items."""
+        kind = failure_kind(error)
+        # the codes the API's schema allows (ResponseError.code): a cut or a 5xx is its
+        # "server_error", which clients (Codex) retry
+        code = "rate_limit_exceeded" if kind == "rate_limit" else "invalid_prompt" if kind == "request" else "server_error"
+        self._emit(out, "response.failed", response=self._response(
+            "failed", error={"code": code, "message": error.message}))
         self._ended = True
-
-
-def _code_of(error: ModelwireError) -> str:
-    name = type(error).__name__
-    return {
-        "RateLimitError": "rate_limit_exceeded", "ContextLengthError": "context_length_exceeded",
-        "BillingError": "insufficient_quota", "OverloadedError": "server_is_overloaded",
-        "AuthenticationError": "invalid_api_key", "ModelNotFoundError": "model_not_found",
-        "ContentFilterError": "content_filter",
-    }.get(name, "server_error")

@@ -112,7 +112,9 @@ def usage_out(usage: Usage | None) -> dict[str, Any] | None:
         return raw  # a Responses server's own usage: passed on as it was
     return {
         "input_tokens": usage["prompt_tokens"],
-        "input_tokens_details": {"cached_tokens": usage["cache_read_tokens"]},
+        # cache_write_tokens: required by the API's schema (openai >= 3.5x types)
+        "input_tokens_details": {"cache_write_tokens": usage["cache_write_tokens"],
+                                 "cached_tokens": usage["cache_read_tokens"]},
         "output_tokens": usage["completion_tokens"],
         "output_tokens_details": {"reasoning_tokens": usage["reasoning_tokens"]},
         "total_tokens": usage["total_tokens"],
@@ -315,10 +317,15 @@ def response_object(
 
 
 def encode_response(
-    completion: Completion, request: Request | None = None, *, created_at: int = 0
+    completion: Completion, request: Request | None = None, *, created_at: int = 0,
+    id: str | None = None, model: str | None = None,
 ) -> dict[str, Any]:
-    """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns."""
-    if completion.id.startswith("resp"):
+    """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns.
+    ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
+    model the client asked for; item ids derive from ``id``); by default the completion's."""
+    if id:
+        rid = id
+    elif completion.id.startswith("resp"):
         rid = completion.id
     elif completion.id:  # another protocol's id (chatcmpl-..., msg_...): a stable Responses-style one
         rid = mint_id("resp", completion.id, completion.model)
@@ -353,7 +360,7 @@ def encode_response(
         ))
     status, reason = _status_of(completion.finish_reason)
     return response_object(
-        id=rid, model=completion.model, status=status, request=request, created_at=created_at,
+        id=rid, model=model or completion.model, status=status, request=request, created_at=created_at,
         output=output, usage=usage_out(completion.usage), incomplete_reason=reason,
     )
 

@@ -17,7 +17,7 @@ from ..events import ReasoningBlock, ReasoningDelta, StreamEvent
 from .errors import Door
 from .seal import Sealer
 
-__all__ = ["DOORS", "DoorSpec", "open_sealed", "seal_events", "seal_message"]
+__all__ = ["DOORS", "DoorSpec", "answer_args", "open_sealed", "seal_events", "seal_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,26 @@ DOORS: dict[Door, DoorSpec] = {
     ),
     "responses": DoorSpec("responses", "openai", frozenset({"reasoning"})),
 }
+
+
+# each protocol's id prefix for an answer
+_ANSWER_PREFIX: dict[Door, str] = {
+    "chat_completions": "chatcmpl-", "anthropic_messages": "msg_", "responses": "resp_",
+}
+
+
+def answer_args(door: Door, request_id: str, created: int, model: str) -> dict[str, Any]:
+    """The keywords the door's codec takes for one answer (``encode_response`` and
+    ``StreamEncoder`` alike): the answer's id, its time where the protocol has one, and
+    the model name to show. The id reuses the request id's unique part (random per
+    process, then a counter): unique per answer without drawing randomness per request,
+    and an operator finds the access-log line from the id a client reports."""
+    args: dict[str, Any] = {"id": _ANSWER_PREFIX[door] + request_id.removeprefix("req_"), "model": model}
+    if door == "chat_completions":
+        args["created"] = created
+    elif door == "responses":
+        args["created_at"] = created
+    return args
 
 
 def _is_native(door: DoorSpec, issuer: str, block: dict[str, Any]) -> bool:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any
+
+import orjson
 
 from .._client_turn import refuse
 from ..errors import ModelwireError
 from ..resilience.classify import RETRYABLE, classify
 from .app import ms_text
-from .errors import error_body, from_exception
+from .errors import Door, error_body, from_exception
 from .lane import Forward
 
 __all__ = ["forward"]
@@ -97,13 +100,16 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
 
     async def body() -> AsyncIterator[bytes]:
         ok = False
+        seen = _ResponsesSeen() if ctx.door == "responses" else None
         try:
             async for chunk in resp.aiter_chunks():
+                if seen is not None:
+                    seen.feed(chunk)
                 yield chunk
             ok = True
         except ModelwireError as exc:  # after bytes went out: the protocol's error event
             ctx.status = from_exception(exc, ctx.door).status
-            yield _error_frame(ctx, exc)
+            yield (seen.failed(exc, ctx.door) if seen is not None else None) or _error_frame(ctx, exc)
         finally:
             if not ok:
                 resp.close()
@@ -116,9 +122,58 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
     return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 
-def _error_frame(ctx: Any, exc: BaseException) -> bytes:
-    import orjson
+class _ResponsesSeen:
+    """What a relayed Responses stream must remember to end in ``response.failed``, as
+    the API ends a response that fails while streaming: the first chunk (it opens with
+    ``response.created``, the response object) and the last one that holds a
+    ``sequence_number``. Only these are kept: the lane never parses the bytes it relays,
+    so the failed response lists no output (the finished items went out whole in their
+    own ``output_item.done`` events)."""
 
+    __slots__ = ("first", "last")
+
+    def __init__(self) -> None:
+        self.first = b""
+        self.last = b""
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.first:
+            self.first = chunk
+        if b'"sequence_number"' in chunk:
+            self.last = chunk
+
+    def failed(self, exc: BaseException, door: Door) -> bytes | None:
+        """The ``response.failed`` event, or ``None`` when the bytes seen do not say
+        which response this is (then the door's plain error event)."""
+        response = _created_response(self.first)
+        numbers = _SEQUENCE.findall(self.last)
+        if response is None or not numbers:
+            return None
+        err = from_exception(exc, door)
+        code = "rate_limit_exceeded" if err.status == 429 else "invalid_prompt" if err.status < 500 else "server_error"
+        failed = {**response, "status": "failed", "error": {"code": code, "message": err.message}, "output": []}
+        payload = {"type": "response.failed", "response": failed, "sequence_number": int(numbers[-1]) + 1}
+        return b"event: response.failed\ndata: " + orjson.dumps(payload) + b"\n\n"
+
+
+_SEQUENCE = re.compile(rb'"sequence_number"\s*:\s*(\d+)')
+
+
+def _created_response(chunk: bytes) -> dict[str, Any] | None:
+    """The response object of a stream's opening ``response.created`` event."""
+    start = chunk.find(b"data:")
+    if start < 0:
+        return None
+    end = chunk.find(b"\n", start)
+    try:
+        event = orjson.loads(chunk[start + 5:end if end >= 0 else None])
+    except orjson.JSONDecodeError:
+        return None  # the event did not arrive whole in the first chunk
+    response = event.get("response") if isinstance(event, dict) and event.get("type") == "response.created" else None
+    return response if isinstance(response, dict) else None
+
+
+def _error_frame(ctx: Any, exc: BaseException) -> bytes:
     payload = orjson.dumps(error_body(from_exception(exc, ctx.door), ctx.door, ctx.request_id))
     if ctx.door == "chat_completions":
         return b"data: " + payload + b"\n\n"

@@ -18,7 +18,7 @@ from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
 from .asgi import Reply
-from .doors import open_sealed, seal_events, seal_message
+from .doors import answer_args, open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception
 from .forward import forward
 from .lane import eligible, same_protocol
@@ -35,6 +35,7 @@ class _Ctx:
     request_id: str
     started: float
     enabled: bool = True
+    created: int = 0  # the request's Unix time: the answer's `created` / `created_at`
     model: str = "-"
     upstream: str = "-"
     status: int = 200
@@ -88,6 +89,12 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     if ctx.lane:
         headers["x-modelwire-lane"] = "passthrough"
     return headers
+
+
+def _answer(ctx: _Ctx, req: dict[str, Any]) -> dict[str, Any]:
+    """The answer's id, time and model for the door's codec. The model is the name the
+    client asked for, streamed or not (the upstream's own id is in x-modelwire-model)."""
+    return answer_args(ctx.door, ctx.request_id, ctx.created, req.get("model") or ctx.model)
 
 
 def _tried(attempts: Any) -> int:
@@ -212,7 +219,7 @@ class _Handlers:
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
-        ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log)
+        ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
@@ -255,7 +262,7 @@ class _Handlers:
                 import dataclasses
 
                 completion = dataclasses.replace(completion, message=message)
-            body = codec.encode_response(completion, req)
+            body = codec.encode_response(completion, req, **_answer(ctx, req))
             overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
@@ -289,8 +296,7 @@ class _Handlers:
         # the gateway's time before the hand-over, and the Client's own before its first wait
         overhead = (before_upstream - ctx.started + CLIENT_WORK.get() - work) * 1000
         completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
-        served_model = getattr(stream, "model", None) or ctx.model
-        encoder = codec.StreamEncoder(model=req.get("model") or served_model, request=req)
+        encoder = codec.StreamEncoder(request=req, **_answer(ctx, req))
         sealer, door = self.gw.sealer, ctx.door
 
         gw = self.gw
