@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents venv bench clean lint docs
+.PHONY: demo test test-agents test-compare chaos venv bench clean lint docs
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -35,6 +35,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# The chaos suite at full scale (make test runs its short pass): hostile bytes, slow
+# clients, a model-name flood, upstream faults under load, Redis frozen and killed.
+chaos: $(STAMP)
+	MODELWIRE_CHAOS=full $(BIN)/python -m pytest tests/chaos
+
 # Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
 test-agents: $(STAMP)
 	MODELWIRE_TEST_AGENTS=1 $(BIN)/python -m pytest tests/agents
@@ -44,6 +49,11 @@ test-agents: $(STAMP)
 .PHONY: test-wheel
 test-wheel: $(STAMP)
 	MODELWIRE_TEST_WHEEL=1 $(BIN)/python -m pytest tests/packaging
+
+# The four programs of docs/guides/compared.md, the LiteLLM and pydantic-ai ones included.
+test-compare: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[compare]'
+	$(BIN)/python -m pytest tests/compare
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests

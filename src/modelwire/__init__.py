@@ -39,9 +39,38 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .accumulate import Accumulator
-    from .agent import Agent, AgentResult
-    from .client import AsyncClient, Client
+    from .agent import (
+        Agent,
+        AgentEvent,
+        AgentResult,
+        AgentStream,
+        AsyncAgentStream,
+        ModelEvent,
+        RunFinished,
+        ToolFinished,
+        ToolStarted,
+    )
+    from .client import AsyncClient, AsyncStream, Client, Stream
+    from .events import (
+        Annotation,
+        Finish,
+        Passthrough,
+        ReasoningBlock,
+        ReasoningDelta,
+        RefusalDelta,
+        StreamError,
+        StreamEvent,
+        TextDelta,
+        ToolCallDelta,
+        ToolCallEnd,
+        ToolCallStart,
+        UsageEvent,
+    )
+    from .model import Model
+    from .providers.prices import Price
+    from .resilience import RetryPolicy, Skipped
     from .tools import tool
+    from .transport import Timeouts
 
 # the package's only version string: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"
@@ -50,17 +79,49 @@ __version__ = "0.1.0"
 _LAZY = {
     "Accumulator": "modelwire.accumulate",
     "Agent": "modelwire.agent",
+    "AgentEvent": "modelwire.agent",
     "AgentResult": "modelwire.agent",
+    "AgentStream": "modelwire.agent",
+    "Annotation": "modelwire.events",
+    "AsyncAgentStream": "modelwire.agent",
     "AsyncClient": "modelwire.client",
+    "AsyncStream": "modelwire.client",
     "Client": "modelwire.client",
+    "Finish": "modelwire.events",
+    "Model": "modelwire.model",
+    "ModelEvent": "modelwire.agent",
+    "Passthrough": "modelwire.events",
+    "Price": "modelwire.providers.prices",
+    "ReasoningBlock": "modelwire.events",
+    "ReasoningDelta": "modelwire.events",
+    "RefusalDelta": "modelwire.events",
+    "RetryPolicy": "modelwire.resilience",
+    "RunFinished": "modelwire.agent",
+    "Skipped": "modelwire.resilience",
+    "Stream": "modelwire.client",
+    "StreamError": "modelwire.events",
+    "StreamEvent": "modelwire.events",
+    "TextDelta": "modelwire.events",
+    "Timeouts": "modelwire.transport",
+    "ToolCallDelta": "modelwire.events",
+    "ToolCallEnd": "modelwire.events",
+    "ToolCallStart": "modelwire.events",
+    "ToolFinished": "modelwire.agent",
+    "ToolStarted": "modelwire.agent",
+    "UsageEvent": "modelwire.events",
     "tool": "modelwire.tools",
 }
 
 __all__ = [
     "Accumulator",
     "Agent",
+    "AgentEvent",
     "AgentResult",
+    "AgentStream",
+    "Annotation",
+    "AsyncAgentStream",
     "AsyncClient",
+    "AsyncStream",
     "Attempt",
     "AuthenticationError",
     "BadRequestError",
@@ -73,21 +134,43 @@ __all__ = [
     "ContextLengthError",
     "CredentialError",
     "FallbackExhaustedError",
+    "Finish",
     "MessageError",
+    "Model",
+    "ModelEvent",
     "ModelNotFoundError",
     "ModelwireError",
     "NoCredentialsError",
     "OverloadedError",
+    "Passthrough",
     "PermissionDeniedError",
     "PoolExhaustedError",
+    "Price",
     "ProtocolError",
     "ProviderError",
     "RateLimitError",
     "ReadTimeoutError",
+    "ReasoningBlock",
+    "ReasoningDelta",
+    "RefusalDelta",
+    "RetryPolicy",
+    "RunFinished",
     "ServerError",
+    "Skipped",
+    "Stream",
+    "StreamError",
+    "StreamEvent",
     "StreamInterruptedError",
+    "TextDelta",
+    "Timeouts",
+    "ToolCallDelta",
+    "ToolCallEnd",
+    "ToolCallStart",
+    "ToolFinished",
+    "ToolStarted",
     "TransportError",
     "UnsupportedContentError",
+    "UsageEvent",
     "tool",
 ]
 

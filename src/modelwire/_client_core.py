@@ -9,6 +9,7 @@ emulator on demand; :mod:`._client_turn` keeps each call's books and
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -19,15 +20,19 @@ from typing import TYPE_CHECKING, Any
 
 from ._client_creds import CredentialSource, source_for
 from .errors import ConfigError
+from .model import Model, as_model
 from .resilience import FallbackChain, StickyFallback
 from .transport import Timeouts
 
 if TYPE_CHECKING:
     from .codecs._target import EncodedRequest
+    from .providers.prices import Price
     from .providers.profile import ProviderProfile
     from .resilience import RetryPolicy
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
+
+log = logging.getLogger("modelwire.client")
 
 OPTION_FIELDS = ("tools", "tool_choice", "max_tokens", "temperature", "top_p", "stop",
                   "response_format", "parallel_tool_calls")
@@ -66,8 +71,10 @@ class Endpoint:
     creds: CredentialSource = field(repr=False)
     thinking: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    headers: tuple[tuple[str, str], ...] = ()  # from the config entry
+    headers: tuple[tuple[str, str], ...] = ()  # from the config entry and its Model
     speed: str | None = None  # from the config entry
+    timeouts: Timeouts | None = None  # its Model's own (None: the Client's)
+    price: Price | None = None  # its published price, for Completion.cost (None: unknown)
 
 
 @dataclass(slots=True)
@@ -84,12 +91,12 @@ class Settings:
 
     def __init__(
         self,
-        model: str,
+        model: str | Model,
         *,
         base_url: str | None,
         api_key: str | None,
         api_mode: str | None,
-        fallback: tuple[str, ...] | list[str],
+        fallback: tuple[str | Model, ...] | list[str | Model],
         config: Any,
         timeout: float | Timeouts | None,
         headers: Mapping[str, str] | None,
@@ -98,6 +105,8 @@ class Settings:
         speed: str | None = None,
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        strict_fallbacks: bool = True,
+        prices: Mapping[str, Any] | None = None,
     ) -> None:
         from .resilience import RetryPolicy
 
@@ -114,11 +123,12 @@ class Settings:
         # settings a model answered 400 to ("does not take"), by endpoint name: later calls
         # leave them out from the start instead of paying the 400 again
         self.refused: dict[str, set[str]] = {}
-        self.model = model
-        self.base_url = base_url
-        self.api_key = api_key
-        self.api_mode = api_mode
-        self._fallback: tuple[str, ...] | None = tuple(fallback) or None
+        self.primary = _primary(model, base_url, api_key, api_mode)
+        self.model = self.primary.name
+        self.strict_fallbacks = strict_fallbacks
+        self._prices_arg = prices
+        self._prices: dict[str, Price] | None = None
+        self._fallback: tuple[Model, ...] | None = self._entries(fallback) or None
         self._config_arg = config
         self._config: Any = None
         self._config_loaded = False
@@ -128,7 +138,7 @@ class Settings:
         self.local_timeouts = replace(self.timeouts, stale=None)
         self.headers = tuple((headers or {}).items())
         self.retry = retry or RetryPolicy()
-        self._endpoints: dict[str, Endpoint] = {}
+        self._endpoints: dict[Model | str, Endpoint] = {}
         self._chain: FallbackChain[Endpoint] | None = None
         self._lock = threading.Lock()
 
@@ -152,12 +162,18 @@ class Settings:
             self._config_loaded = True
         return self._config
 
-    def fallback(self) -> tuple[str, ...]:
+    def fallback(self) -> tuple[Model, ...]:
         """The argument wins over the config's ``fallback:`` (looked up once)."""
         if self._fallback is None:
             config = self.config(strict=False) if self._maybe_config() else None
-            self._fallback = tuple(getattr(config, "fallback", ()) or ())
+            self._fallback = self._entries(getattr(config, "fallback", ()) or ())
         return self._fallback
+
+    def _entries(self, fallback: Any) -> tuple[Model, ...]:
+        """Fallback entries as Models; the primary's bare name means the primary itself
+        (so the chain skips it as a repeat instead of resolving it without its settings)."""
+        bare = Model(self.primary.name)
+        return tuple(self.primary if as_model(f) == bare else as_model(f) for f in fallback)
 
     @property
     def sticky(self) -> StickyFallback:
@@ -182,12 +198,30 @@ class Settings:
         base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
         return os.path.exists(os.path.join(base, "modelwire", "modelwire.yaml"))
 
+    def prices(self) -> dict[str, Price]:
+        """Price rows that win over the built-in table: the config's ``prices:``, then
+        the argument's (``provider/model-id`` -> a Price or its dict)."""
+        if self._prices is None:
+            from .providers.prices import Price, price_from_dict
+
+            config = self.config(strict=False) if self._maybe_config() else None
+            rows: dict[str, Any] = dict(getattr(config, "prices", None) or {})
+            rows.update(self._prices_arg or {})
+            try:
+                self._prices = {k: v if isinstance(v, Price) else price_from_dict(k, v)
+                                for k, v in rows.items()}
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+        return self._prices
+
     def _pool_config(self) -> Any:
         return self.config(strict=False) if self._maybe_config() else None
 
     # ---------------------------------------------------------- resolution
-    def endpoint(self, name: str, *, primary: bool) -> Endpoint:
-        key = "\0" if primary else name
+    def endpoint(self, entry: str | Model, *, primary: bool) -> Endpoint:
+        """The resolved endpoint of ``entry`` (``primary``: the Client's own model, with
+        its settings, whatever ``entry`` says)."""
+        key: Model | str = "\0" if primary else as_model(entry)
         cached = self._endpoints.get(key)  # made once; a dict read needs no lock
         if cached is not None:
             return cached
@@ -195,22 +229,20 @@ class Settings:
             cached = self._endpoints.get(key)
             if cached is not None:
                 return cached
-            made = self._make_endpoint(name, primary=primary)
+            made = self._make_endpoint(self.primary if primary else as_model(entry))
             self._endpoints[key] = made
             return made
 
-    def _make_endpoint(self, name: str, *, primary: bool) -> Endpoint:
+    def _make_endpoint(self, entry: Model) -> Endpoint:
         from .codecs import codec_for
         from .providers import resolve
+        from .providers.prices import price_for
 
         # resolve() reads the config itself when the name needs it (config names may not
         # look like provider/model, so a provider/model client never parses the file)
         config = self._config_arg
-        resolved = resolve(
-            name, config=config,
-            base_url=self.base_url if primary else None,
-            api_mode=self.api_mode if primary else None,
-        )
+        resolved = resolve(entry.name, config=config, base_url=entry.base_url,
+                           api_mode=entry.api_mode)
         profile = resolved.profile
         base_url = resolved.base_url or _default_base_url(profile)
         if not profile.issuer:
@@ -219,27 +251,50 @@ class Settings:
             # gets its name, or for a custom endpoint one from its URL
             issuer = f"custom:{base_url}" if profile.name == "custom" else profile.name
             profile = replace(profile, issuer=issuer)
-        creds = source_for(
-            profile, api_key=self.api_key if primary else None,
-            api_key_env=tuple(resolved.api_key_env), config=self._pool_config, pools=self.pools,
-        )
+        key_env = (entry.api_key_env,) if entry.api_key_env else tuple(resolved.api_key_env)
+        creds = source_for(profile, api_key=entry.api_key, api_key_env=key_env,
+                           config=self._pool_config, pools=self.pools)
         return Endpoint(
-            name=name, profile=profile, model_id=resolved.model_id, base_url=base_url,
+            name=entry.name, profile=profile, model_id=resolved.model_id, base_url=base_url,
             codec=codec_for(profile.api_mode), creds=creds,
-            thinking=resolved.thinking, extra=dict(resolved.extra),
-            headers=tuple(resolved.headers), speed=resolved.speed,
+            thinking=entry.thinking or resolved.thinking, extra=dict(resolved.extra),
+            headers=tuple(resolved.headers) + entry.headers, speed=resolved.speed,
+            timeouts=None if entry.timeout is None else _timeouts(entry.timeout),
+            price=price_for(profile.name, resolved.model_id, self.prices()),
         )
 
-    def chain(self) -> FallbackChain[Endpoint]:
-        """The resolved chain (built once: resolution is pure and the inputs are fixed)."""
+    def chain(self) -> FallbackChain[Model, Endpoint]:
+        """The resolved chain (built once: resolution is pure and the inputs are fixed).
+        ``strict_fallbacks``: a fallback that does not resolve raises ConfigError naming
+        it; otherwise it is skipped with one warning, and the chain keeps the reason."""
         chain = self._chain
         if chain is None:
-            chain = self._chain = FallbackChain(
-                self.model, self.fallback(),
-                lambda n: self.endpoint(n, primary=(n == self.model)),
+            chain = FallbackChain(
+                self.primary, self.fallback(),
+                lambda m: self.endpoint(m, primary=m is self.primary),
                 key=lambda e: (e.profile.name, e.base_url, e.model_id),
+                label=lambda m: m.name, strict=self.strict_fallbacks,
             )
+            for skipped in chain.unusable:  # built once per Client: warned once
+                log.warning("fallback %s is skipped: %s", skipped.model, skipped.reason)
+            self._chain = chain
         return chain
+
+
+def _primary(model: str | Model, base_url: str | None, api_key: str | None,
+             api_mode: str | None) -> Model:
+    """The Client's own model: a :class:`Model`, or a string with the Client's settings."""
+    if not isinstance(model, Model):
+        if not isinstance(model, str):
+            raise ConfigError(f"model must be a string or a modelwire.Model, got "
+                              f"{type(model).__name__}")
+        return Model(model, base_url=base_url, api_mode=api_mode,  # type: ignore[arg-type]
+                     api_key=api_key)
+    if base_url is not None or api_key is not None or api_mode is not None:
+        # two places for one setting: which one wins would be a guess
+        raise ConfigError(f"{model.name}: give base_url, api_key and api_mode on the Model "
+                          "or to the Client, not both")
+    return model
 
 
 def _timeouts(timeout: float | Timeouts | None) -> Timeouts:

@@ -102,7 +102,8 @@ class EnvKey(FixedKey):
         from .errors import NoCredentialsError
 
         raise NoCredentialsError(
-            f"no API key for {self._provider}: set {' or '.join(self._names)}"
+            f"no API key for {self._provider}: set {' or '.join(self._names)}, or give the "
+            "model its own key (api_key=, or modelwire.Model(..., api_key_env=) in fallback=)"
         )
 
 

@@ -192,8 +192,8 @@ class Turn:
         return request
 
     def _timeouts(self, ep: Endpoint, body_size: int) -> Timeouts:
-        t = self.settings.timeouts
-        if not self.settings.explicit_timeouts:
+        t = ep.timeouts or self.settings.timeouts  # a Model's own timeout is explicit too
+        if ep.timeouts is None and not self.settings.explicit_timeouts:
             if ep.profile.local:  # local servers may think for ages: no stale-stream limit
                 t = self.settings.local_timeouts
             elif t.stale is not None:
@@ -256,6 +256,7 @@ class Turn:
             model=c.model or ep.model_id, provider=ep.profile.name,
             interrupted=interrupted or c.interrupted, attempts=tuple(self.attempts), id=c.id,
             native_finish_reason=c.native_finish_reason, raw=c.raw, stop_sequence=c.stop_sequence,
+            price=ep.price,
         )
 
     def renew_at(self) -> float | None:
@@ -396,9 +397,13 @@ class Turn:
     def _raise(self, error: ModelwireError, *, exhausted: bool = False) -> NoReturn:
         """One model tried: its own error. After a fallback: every attempt's error."""
         self._gave_up(exhausted=exhausted)
-        if not self.fell_back:
+        # fallbacks that could not be used are named too: else the caller sees only
+        # the primary's error and never learns that its fallback was never tried
+        unusable = self.chain.unusable
+        if not self.fell_back and not unusable:
             raise error
-        raise FallbackExhaustedError(list(self.errors)) from error
+        skipped = self.chain.skipped if self.fell_back else unusable
+        raise FallbackExhaustedError(list(self.errors), skipped=[str(s) for s in skipped]) from error
 
     def _strip_changes_body(self, kind: str) -> bool:
         plan = self.plan_

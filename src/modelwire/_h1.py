@@ -333,7 +333,7 @@ class _Deflate:
 class H1Pool:
     """The connections to one origin in one event loop."""
 
-    __slots__ = ("_busy", "_eyeballs", "_idle", "_limit", "_loop", "_origin", "_ssl", "_waiters")
+    __slots__ = ("_busy", "_closed", "_eyeballs", "_idle", "_limit", "_loop", "_origin", "_ssl", "_waiters")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, origin: Origin, limit: int, ssl: Any) -> None:
         self._loop = loop
@@ -342,6 +342,7 @@ class H1Pool:
         self._ssl = ssl if origin.tls else None
         self._idle: list[H1Conn] = []
         self._busy = 0
+        self._closed = False  # closed: a connection that comes back is closed, not kept
         self._waiters: deque[asyncio.Future[None]] = deque()
         # Happy Eyeballs (RFC 8305): a host with a broken IPv6 route must not cost a whole
         # connect timeout. asyncio's loop does it; uvloop's create_connection has no such
@@ -403,7 +404,7 @@ class H1Pool:
     def release(self, conn: H1Conn) -> None:
         """Back to the pool when the exchange finished cleanly, else closed."""
         self._busy -= 1
-        if conn.reusable:
+        if conn.reusable and not self._closed:
             conn._spare, conn.parser = conn.parser, None
             conn.idle_since = self._loop.time()
             self._idle.append(conn)
@@ -419,6 +420,9 @@ class H1Pool:
                 return
 
     def close(self) -> None:
+        """Close the idle connections now; the busy ones close when their exchange ends
+        (a pool dropped while a stream runs, e.g. an evicted gateway client)."""
+        self._closed = True
         for conn in self._idle:
             conn.close()
         self._idle.clear()

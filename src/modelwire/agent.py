@@ -23,16 +23,20 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from ._agent_stream import AgentStream, AsyncAgentStream
 from ._agent_tools import ToolOutcome, call_tool_async, call_tool_sync, interrupted_outcome
 from .completion import Completion
 from .events import StreamEvent
 from .tools import Tool
 from .tools import tool as make_tool
+from .types import Usage, empty_usage
 
 __all__ = [
     "Agent",
     "AgentEvent",
     "AgentResult",
+    "AgentStream",
+    "AsyncAgentStream",
     "ModelEvent",
     "RunFinished",
     "StopReason",
@@ -80,7 +84,8 @@ AgentEvent: TypeAlias = ModelEvent | ToolStarted | ToolFinished | RunFinished
 
 @dataclass(frozen=True, slots=True)
 class AgentResult:
-    """``completion``: the last model turn; ``messages``: what this run added to the history."""
+    """``completion``: the last model turn; ``messages``: what this run added to the history;
+    ``completions``: every model turn of the run; ``usage`` and ``cost``: their totals."""
 
     completion: Completion | None
     messages: list[dict[str, Any]]
@@ -92,6 +97,26 @@ class AgentResult:
     @property
     def text(self) -> str:
         return self.completion.text if self.completion is not None else ""
+
+    @property
+    def usage(self) -> Usage:
+        """Token counts summed over every model turn of the run (the keys of
+        :attr:`Completion.usage`; ``raw`` is empty: providers' own objects do not add up)."""
+        total = empty_usage()
+        for completion in self.completions:
+            for key, value in completion.usage.items():
+                if key != "raw" and isinstance(value, int):
+                    total[key] = total.get(key, 0) + value  # type: ignore[literal-required]
+        return total
+
+    @property
+    def cost(self) -> float | None:
+        """USD for the whole run; None when any turn's price is unknown (a partial sum
+        would pass for the total)."""
+        costs = [c.cost for c in self.completions]
+        if not costs or any(c is None for c in costs):
+            return None
+        return sum(costs)  # type: ignore[arg-type]
 
 
 def _hold_fallback(client: Any) -> contextlib.ExitStack:
@@ -106,7 +131,25 @@ def _hold_fallback(client: Any) -> contextlib.ExitStack:
 
 # ------------------------------------------------------------------ agent
 class Agent:
-    """A conversation with tools. History persists across :meth:`run` calls."""
+    """A conversation with tools. History persists across :meth:`run` calls.
+
+    Args:
+        client: A :class:`~modelwire.Client` (for :meth:`run` / :meth:`stream`) or an
+            :class:`~modelwire.AsyncClient` (for :meth:`arun` / :meth:`astream`).
+        tools: :class:`~modelwire.tools.Tool` values or plain functions (made tools with
+            :func:`~modelwire.tool`); the first of two with one name wins.
+        system: The system prompt, sent first on every turn.
+        max_iterations: Model turns per run before it stops with ``max_iterations``.
+        routing: Smart routing: a config, or True to load the user's (simple turns go to
+            the cheap model; docs/guides/smart-routing.md).
+        context_budget: Estimated tokens: the oldest tool results are replaced by a
+            marker in what is sent (the history keeps them).
+        thinking: Reasoning effort for every turn (``low`` ... ``max``).
+        streaming: False sends non-streaming requests.
+        tool_threads: The most tool calls of one turn run at once by the sync loop
+            (default 8; 1: one after another). Results keep the calls' order.
+        **request_options: Passed to every request (``max_tokens``, ``temperature``...).
+    """
 
     def __init__(
         self,
@@ -119,10 +162,14 @@ class Agent:
         context_budget: int | None = None,
         thinking: str | None = None,
         streaming: bool = True,
+        tool_threads: int = 8,
         **request_options: Any,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
+        if tool_threads < 1:
+            raise ValueError("tool_threads must be at least 1")
+        self.tool_threads = tool_threads
         self.client = client
         self.tools: dict[str, Tool] = {}
         for t in tools:
@@ -186,6 +233,8 @@ class Agent:
 
     # ------------------------------------------------------------- sync
     def run(self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None) -> AgentResult:
+        """Run until the model answers without tools, ``max_iterations`` or ``interrupt``
+        (a ``threading.Event``); ``prompt`` is a user message or a list of messages."""
         result = None
         for ev in self.stream(prompt, interrupt=interrupt):
             if isinstance(ev, RunFinished):
@@ -195,6 +244,14 @@ class Agent:
 
     def stream(
         self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None
+    ) -> AgentStream:
+        """Run, yielding the run's events (:class:`ModelEvent`, :class:`ToolStarted`,
+        :class:`ToolFinished`, then :class:`RunFinished`); ``.text()`` yields only the
+        model's text, and ``.result`` holds the :class:`AgentResult` once done."""
+        return AgentStream(self._run_events(prompt, interrupt))
+
+    def _run_events(
+        self, prompt: str | list[dict[str, Any]], interrupt: threading.Event | None
     ) -> Iterator[AgentEvent]:
         self._route(prompt)
         run = _Run(self, prompt)
@@ -216,14 +273,17 @@ class Agent:
                 if ending is not None:
                     yield from ending
                     return
-                for i, call in enumerate(calls):
-                    if interrupt is not None and interrupt.is_set():
-                        yield from run.close_calls(calls[i:], interrupted=True)
-                        yield from run.finish("interrupted")
-                        return
+                if interrupt is not None and interrupt.is_set():
+                    yield from run.close_calls(calls, interrupted=True)
+                    yield from run.finish("interrupted")
+                    return
+                for call in calls:
                     yield run.started(call)
-                    outcome = call_tool_sync(self.tools.get(call["function"]["name"]), call)
-                    yield run.finished(call, outcome)
+                for call, outcome in zip(calls, self._call_tools(calls, interrupt)):
+                    yield run.finished(call, outcome)  # results in the calls' order
+                if interrupt is not None and interrupt.is_set():
+                    yield from run.finish("interrupted")
+                    return
             yield from run.finish("max_iterations")
         except GeneratorExit:
             run.close_open_calls()
@@ -233,6 +293,8 @@ class Agent:
 
     # ------------------------------------------------------------ async
     async def arun(self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None) -> AgentResult:
+        """As :meth:`run`, with an :class:`~modelwire.AsyncClient` (``interrupt``: an
+        ``asyncio.Event`` or ``threading.Event``; cancelling the task works too)."""
         result = None
         async for ev in self.astream(prompt, interrupt=interrupt):
             if isinstance(ev, RunFinished):
@@ -240,8 +302,32 @@ class Agent:
         assert result is not None
         return result
 
-    async def astream(
+    def astream(
         self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None
+    ) -> AsyncAgentStream:
+        """As :meth:`stream`, for ``async for`` (``.text()`` too)."""
+        return AsyncAgentStream(self._arun_events(prompt, interrupt))
+
+    def _call_tools(self, calls: list[dict[str, Any]],
+                    interrupt: threading.Event | None) -> list[ToolOutcome]:
+        """Run one turn's tool calls at once, at most ``tool_threads`` at a time (as
+        ``arun`` does with tasks); a call not started before an interrupt is not run."""
+
+        def one(call: dict[str, Any]) -> ToolOutcome:
+            if interrupt is not None and interrupt.is_set():
+                return interrupted_outcome()
+            return call_tool_sync(self.tools.get(call["function"]["name"]), call)
+
+        if len(calls) == 1 or self.tool_threads == 1:  # no thread to pay for
+            return [one(call) for call in calls]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(len(calls), self.tool_threads),
+                                thread_name_prefix="modelwire-tool") as pool:
+            return list(pool.map(one, calls))
+
+    async def _arun_events(
+        self, prompt: str | list[dict[str, Any]], interrupt: Any
     ) -> AsyncIterator[AgentEvent]:
         self._route(prompt)
         run = _Run(self, prompt)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from ._client_core import Options, Plan, Settings
@@ -48,7 +48,8 @@ from .events import (
 if TYPE_CHECKING:
     from .completion import Completion
     from .events import StreamEvent
-    from .resilience import RetryPolicy
+    from .model import Model
+    from .resilience import RetryPolicy, Skipped
     from .transport import AsyncTransport, SyncTransport, Timeouts
 
 __all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
@@ -59,12 +60,12 @@ log = logging.getLogger("modelwire.client")
 class _Base:
     def __init__(
         self,
-        model: str,
+        model: str | Model,
         *,
         base_url: str | None = None,
         api_key: str | None = None,
         api_mode: str | None = None,
-        fallback: tuple[str, ...] | list[str] = (),
+        fallback: Sequence[str | Model] = (),
         config: Any = None,
         timeout: float | Timeouts | None = None,
         headers: Mapping[str, str] | None = None,
@@ -75,11 +76,14 @@ class _Base:
         speed: str | None = None,
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] | None = None,
+        strict_fallbacks: bool = True,
+        prices: Mapping[str, Any] | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
             config=config, timeout=timeout, headers=headers, retry=retry, pools=pools,
             speed=speed, fallback_stick_s=fallback_stick_s, clock=clock or time.monotonic,
+            strict_fallbacks=strict_fallbacks, prices=prices,
         )
         self._sleep = sleep
         self._transport = transport
@@ -95,7 +99,7 @@ class _Base:
 
     @property
     def model(self) -> str:
-        """The model string the client was made with."""
+        """The model string the client was made with (a :class:`~modelwire.Model`'s name)."""
         return self._settings.model
 
     @property
@@ -113,6 +117,12 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    @property
+    def skipped_fallbacks(self) -> tuple[Skipped, ...]:
+        """Fallback entries left out of the chain, each with its reason: unresolvable ones
+        (only with ``strict_fallbacks=False``; else construction raised) and duplicates."""
+        return tuple(self._settings.chain().skipped)
 
     def hold_fallback(self) -> contextlib.AbstractContextManager[None]:
         """While held, a fallback this Client fell back to stays in use (no probe of the
@@ -171,18 +181,43 @@ class Client(_Base):
     Construction does the one-time work (httpx, the SSL context and connection pool,
     the codecs, one request through the HTTP stack over an in-memory network), so the
     first request costs about what later ones do: make one Client and reuse it. No
-    connection is opened before the first request.
+    connection is opened before the first request. Every model of the chain is resolved
+    here too, so a configuration error surfaces at construction.
 
-    ``fallback_stick_s`` (default: the config's, else 300; 0 turns it off): after a call
-    fell back, later calls start at the model that served for that many seconds, then
-    one call probes the primary (docs/guides/reasoning-and-fallback.md). ``speed="fast"``:
-    Anthropic's fast mode for every call where the model has it (off by default).
-
-    Beyond the documented arguments, keyword-only seams for tests and embedders:
-    ``retry`` (a :class:`~modelwire.resilience.RetryPolicy`), ``sleep`` (called with
-    each backoff wait), ``transport`` (a :class:`~modelwire.transport.SyncTransport`),
-    ``pools`` (credential pools to share: provider → pool, or a callable), ``clock``
-    (monotonic seconds, for the sticky fallback's window).
+    Args:
+        model: ``provider/model-id`` (``anthropic/claude-sonnet-4-6``), a model name from
+            ``modelwire.yaml``, or a :class:`~modelwire.Model` carrying its own settings.
+        base_url: The primary's endpoint (OpenAI-style URLs include ``/v1``); needed for
+            ``custom/...``.
+        api_key: The primary's key (bypasses any credential pool); else the provider's
+            key variables or pool.
+        api_mode: The primary's protocol: ``chat_completions``, ``anthropic_messages`` or
+            ``responses`` (needed for ``custom/...``).
+        fallback: Models tried in order when the primary gives up: strings or
+            :class:`~modelwire.Model` values with their own endpoint, key, headers,
+            timeout and thinking. Default: the config's ``fallback:``.
+        strict_fallbacks: True (default): a fallback that cannot be resolved raises
+            :class:`~modelwire.ConfigError` naming it. False: it is skipped with one
+            warning and listed in :attr:`skipped_fallbacks` and in the final error.
+        config: A config path or a loaded :class:`~modelwire.config.Config`; default
+            ``MODELWIRE_CONFIG`` or the user config file (read only when a name needs it).
+        timeout: Seconds, or a :class:`~modelwire.Timeouts` (``connect``, ``read``,
+            ``stale``, ``total``) for every model without its own.
+        headers: Sent with every request, to every model.
+        retry: A :class:`~modelwire.RetryPolicy` (attempts, backoff, hint caps).
+        sleep: Called with each backoff wait instead of sleeping (tests pass
+            ``lambda s: None``).
+        prices: ``provider/model-id`` -> a :class:`~modelwire.Price` or its dict (USD per
+            million tokens), over the built-in table and the config's ``prices:``; used
+            by :attr:`Completion.cost <modelwire.Completion.cost>`.
+        speed: ``"fast"``: Anthropic's fast mode for every call where the model has it
+            (off by default).
+        fallback_stick_s: After a call fell back, later calls start at the model that
+            served for this many seconds, then one call probes the primary (default: the
+            config's, else 300; 0 turns it off; docs/guides/reasoning-and-fallback.md).
+        transport: A :class:`~modelwire.transport.SyncTransport` (tests, embedders).
+        pools: Credential pools to share: provider -> pool, or a callable.
+        clock: Monotonic seconds, for the sticky fallback's window (tests).
     """
 
     def _warm(self) -> None:
@@ -387,6 +422,17 @@ class Stream:
     def __next__(self) -> StreamEvent:
         return next(self._gen)
 
+    def text(self) -> Iterator[str]:
+        """Only the answer's text, piece by piece as it arrives: ``for text in
+        client.stream(messages).text():``. Every event still folds into ``completion``;
+        leaving the loop early closes the stream, as :meth:`close` does."""
+        try:
+            for event in self._gen:
+                if type(event) is TextDelta:
+                    yield event.text
+        finally:
+            self._gen.close()  # a no-op once exhausted
+
     def close(self) -> None:
         self._gen.close()
 
@@ -478,7 +524,10 @@ class Stream:
 class AsyncClient(_Base):
     """The async client (asyncio + httptools transport, aiohttp behind a proxy);
     connections live in the running loop.
-    Same arguments as :class:`Client`."""
+
+    Same arguments as :class:`Client`, except: ``sleep`` may be a coroutine function
+    (default ``asyncio.sleep``), and ``transport`` is an
+    :class:`~modelwire.transport.AsyncTransport`."""
 
     def _warm(self) -> None:
         http = self._http()  # CA certificates load now; connections on first use
@@ -646,6 +695,16 @@ class AsyncStream:
 
     async def __anext__(self) -> StreamEvent:
         return await self._gen.__anext__()
+
+    async def text(self) -> AsyncIterator[str]:
+        """Only the answer's text: ``async for text in client.stream(messages).text():``
+        (see :meth:`Stream.text`)."""
+        try:
+            async for event in self._gen:
+                if type(event) is TextDelta:
+                    yield event.text
+        finally:
+            await self._gen.aclose()
 
     async def aclose(self) -> None:
         await self._gen.aclose()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from ._slotinit import slot_init
 
 if TYPE_CHECKING:
+    from .providers.prices import Price
     from .types import AssistantMessage, FinishReason, Usage
 
 __all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion"]
@@ -49,6 +50,7 @@ class Completion:
     ``stop_sequence``: which of the request's stop sequences ended the text, where
     known (an Anthropic upstream says it, and modelwire knows it where it applied
     them itself; a Chat Completions upstream's ``stop`` just says "stop").
+    ``cost``: USD, from ``usage`` and ``price`` (None when the price is unknown).
     """
 
     message: AssistantMessage
@@ -62,6 +64,14 @@ class Completion:
     native_finish_reason: str | None = None
     raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     stop_sequence: str | None = None
+    # the serving model's published price (providers/prices.py, or the config's), if known
+    price: Price | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def cost(self) -> float | None:
+        """What this answer cost in USD, from ``usage`` and the serving model's price;
+        None when the price is unknown (see :mod:`modelwire.providers.prices`)."""
+        return None if self.price is None else self.price.cost(self.usage)
 
     @property
     def text(self) -> str:

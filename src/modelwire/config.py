@@ -18,7 +18,7 @@ import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
 
@@ -31,6 +31,7 @@ __all__ = [
     "GatewayConfig",
     "ModelEntry",
     "SmartRoutingConfig",
+    "UnsupportedTools",
     "config_from_dict",
     "default_config_path",
     "load_config",
@@ -104,13 +105,20 @@ class CredentialPoolConfig:
         return self.strategies.get(provider, "fill_first")
 
 
+# what the gateway does with a hosted tool (web_search...) the upstream cannot run
+UnsupportedTools: TypeAlias = Literal["drop", "refuse", "map"]
+_UNSUPPORTED_TOOLS: tuple[UnsupportedTools, ...] = ("drop", "refuse", "map")
+
+
 @dataclass(frozen=True, slots=True)
 class GatewayConfig:
     """``gateway:``: who may call ``modelwire serve`` and which ids map to which names."""
 
     keys_env: str = "MODELWIRE_GATEWAY_KEYS"  # comma-separated; none set -> loopback only
     aliases: Mapping[str, str] = field(default_factory=_frozen)
-    allow_provider_models: bool = True  # clients may ask for provider/model ids directly
+    # clients may ask for provider/model ids directly: true (cloud providers with a key,
+    # and the emulators), false (none), or a tuple of the provider names allowed
+    allow_provider_models: bool | tuple[str, ...] = True
     client_key_passthrough: bool = False  # forward the client's own provider key upstream
     max_body_bytes: int = 32 * MIB
     access_log: bool = True
@@ -118,6 +126,19 @@ class GatewayConfig:
     # the longest server-requested wait (Retry-After, every key cooling) a request is held
     # for; longer: the client gets the 429 with Retry-After at once (its SDK retries)
     max_retry_wait: int = 30
+    # drop: left out, named in x-modelwire-dropped-tools; refuse: a 400; map: the upstream's
+    # own (paid) equivalent where one exists, else left out (docs/guides/codex.md)
+    unsupported_tools: UnsupportedTools = "drop"
+    # limits (docs/reference/limits.md): each bounds what one client can make the gateway hold
+    max_connections: int | None = None  # None: from the open-file limit (gateway.limits)
+    header_timeout: float = 10.0  # seconds for a request's whole head
+    body_timeout: float = 30.0  # seconds without a byte of a request's body
+    keep_alive_timeout: float = 5.0  # seconds an idle kept-alive connection stays open
+    max_adhoc_clients: int = 256  # clients for unconfigured models and client keys (LRU)
+    max_concurrent_per_model: int | None = None  # upstream requests per model; None: no cap
+    queue_timeout: float = 10.0  # seconds a request waits for a model's slot, then 429
+    max_json_depth: int = 128  # nesting levels of a request body
+    max_schema_depth: int = 64  # nesting levels of one tool's parameter schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +155,8 @@ class Config:
     smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
     credential_pool: CredentialPoolConfig = field(default_factory=CredentialPoolConfig)
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
+    # price rows ("provider/model-id" -> providers.prices.Price) over the built-in table
+    prices: Mapping[str, Any] = field(default_factory=_frozen)
 
 
 # ------------------------------------------------------------------ loading
@@ -188,14 +211,17 @@ def config_from_dict(data: Any, *, path: str | None = None) -> Config:
 # ------------------------------------------------------------------ validation
 
 _TOP = ("models", "default_model", "fallback", "fallback_stick_s", "smart_routing",
-        "credential_pool", "gateway")
+        "credential_pool", "gateway", "prices")
 _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
           "headers", "extra", "speed")
 SPEEDS = ("fast",)
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
 _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
-            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait")
+            "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
+            "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
+            "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
+            "max_schema_depth", "unsupported_tools")
 
 
 class _Validator:
@@ -246,6 +272,27 @@ class _Validator:
             raise self.fail(key, f"expected a number of seconds (0 or more), got {_kind(value)}")
         return float(value)
 
+    def positive_seconds(self, value: Any, key: str, default: float) -> float:
+        """A timeout: above 0 (0 would refuse every request), at most a day."""
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 86400:
+            raise self.fail(key, f"expected a number of seconds above 0 (at most 86400), got {_kind(value)}")
+        return float(value)
+
+    def optional_integer(self, value: Any, key: str) -> int | None:
+        return None if value is None else self.integer(value, key, 0)
+
+    def providers_allowed(self, value: Any, key: str) -> bool | tuple[str, ...]:
+        """``allow_provider_models``: a boolean, or a list of provider names."""
+        if value is None:
+            return True
+        if isinstance(value, bool):
+            return value
+        if not isinstance(value, list):
+            raise self.fail(key, f"expected true, false or a list of provider names, got {_kind(value)}")
+        return tuple(self.provider(name, f"{key}[{i}]") for i, name in enumerate(value))
+
     def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str | None:
         if value is None:
             return None
@@ -277,7 +324,27 @@ class _Validator:
             smart_routing=self.smart_routing(top.get("smart_routing"), models),
             credential_pool=self.credential_pool(top.get("credential_pool")),
             gateway=self.gateway(top.get("gateway"), models),
+            prices=FrozenDict(self.prices(top.get("prices"))),
         )
+
+    def prices(self, value: Any) -> dict[str, Any]:
+        from .providers.prices import price_from_dict
+
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail("prices", f"expected a mapping, got {_kind(value)}")
+        rows, out = value, {}
+        for key, spec in rows.items():
+            if not isinstance(key, str) or "/" not in key:
+                raise self.fail("prices", f"keys are provider/model-id, got {key!r}")
+            if not isinstance(spec, dict):
+                raise self.fail(f"prices.{key}", f"a mapping of prices, got {_kind(spec)}")
+            try:
+                out[key] = price_from_dict(key, spec)
+            except ValueError as exc:
+                raise self.fail(f"prices.{key}", str(exc)) from None
+        return out
 
     def models(self, value: Any) -> dict[str, ModelEntry]:
         if value is None:
@@ -445,9 +512,8 @@ class _Validator:
         return GatewayConfig(
             keys_env=self.env_name(spec.get("keys_env"), "gateway.keys_env", defaults.keys_env),
             aliases=FrozenDict(aliases),
-            allow_provider_models=self.boolean(spec.get("allow_provider_models"),
-                                               "gateway.allow_provider_models",
-                                               defaults.allow_provider_models),
+            allow_provider_models=self.providers_allowed(spec.get("allow_provider_models"),
+                                                         "gateway.allow_provider_models"),
             client_key_passthrough=self.boolean(spec.get("client_key_passthrough"),
                                                 "gateway.client_key_passthrough",
                                                 defaults.client_key_passthrough),
@@ -459,7 +525,22 @@ class _Validator:
                                           defaults.seal_secret_env),
             max_retry_wait=self.integer(spec.get("max_retry_wait"), "gateway.max_retry_wait",
                                         defaults.max_retry_wait),
+            unsupported_tools=cast(UnsupportedTools, self.choice(
+                spec.get("unsupported_tools"), "gateway.unsupported_tools", _UNSUPPORTED_TOOLS)
+                or defaults.unsupported_tools),
+            **self.gateway_limits(spec, defaults),
         )
+
+    def gateway_limits(self, spec: dict[str, Any], defaults: GatewayConfig) -> dict[str, Any]:
+        """The ``gateway:`` keys that bound resources (docs/reference/limits.md)."""
+        out: dict[str, Any] = {}
+        for name in ("header_timeout", "body_timeout", "keep_alive_timeout", "queue_timeout"):
+            out[name] = self.positive_seconds(spec.get(name), f"gateway.{name}", getattr(defaults, name))
+        for name in ("max_adhoc_clients", "max_json_depth", "max_schema_depth"):
+            out[name] = self.integer(spec.get(name), f"gateway.{name}", getattr(defaults, name))
+        for name in ("max_connections", "max_concurrent_per_model"):
+            out[name] = self.optional_integer(spec.get(name), f"gateway.{name}")
+        return out
 
 
 def _kind(value: Any) -> str:

@@ -38,6 +38,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .completion import Completion
 
 __all__ = [
@@ -238,9 +240,15 @@ class ProtocolError(ModelwireError):
 
 
 class FallbackExhaustedError(ModelwireError):
-    """Every model in the chain failed; ``errors`` holds each attempt's error, in order."""
+    """Every model in the chain failed; ``errors`` holds each attempt's error, in order,
+    and ``skipped`` each fallback entry that never ran, with why (``"name (reason)"``)."""
 
-    def __init__(self, errors: list[ModelwireError], **kw: Any) -> None:
+    def __init__(self, errors: list[ModelwireError], *, skipped: Sequence[str] = (),
+                 **kw: Any) -> None:
         lines = "; ".join(f"{type(e).__name__}: {e}" for e in errors)
-        super().__init__(f"all {len(errors)} attempts failed: {lines}", **kw)
+        message = f"all {len(errors)} attempts failed: {lines}"
+        if skipped:
+            message += f"; skipped: {'; '.join(skipped)}"
+        super().__init__(message, **kw)
         self.errors = list(errors)
+        self.skipped = tuple(skipped)

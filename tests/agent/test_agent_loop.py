@@ -173,7 +173,7 @@ def test_interrupt_between_tools_answers_every_call(emu, script):
 
     script(calls(("first", {}), ("first", {})), text("resumed"))
     with client(emu) as c:
-        agent = Agent(c, tools=[first])
+        agent = Agent(c, tools=[first], tool_threads=1)  # one at a time: the second waits
         result = agent.run("x", interrupt=stop)
         assert result.stop_reason == "interrupted"
         contents = [m["content"] for m in result.messages if m["role"] == "tool"]

@@ -273,7 +273,7 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
 
     assert [f.name for f in fields(Completion)] == [
         "message", "finish_reason", "usage", "model", "provider", "interrupted", "attempts", "id",
-        "native_finish_reason", "raw", "stop_sequence",
+        "native_finish_reason", "raw", "stop_sequence", "price",
     ], "a new Completion field: name it in Turn.succeed, then here"
     client = Client("openai/gpt-4.1-mini", api_key=KEY, base_url="http://127.0.0.1:9/v1")
     turn = Turn(client._settings, HI, Options(), stream=False)

@@ -347,10 +347,11 @@ def test_fallback_entries_equal_to_the_primary_or_unconfigured_are_skipped(
         wire, sleeps, monkeypatch):
     monkeypatch.setenv("FAKE_KEY", KEY)
     wire.fault("quota")
-    with Client("primary", config=_chain_config(wire), sleep=sleeps,
+    with Client("primary", config=_chain_config(wire), sleep=sleeps, strict_fallbacks=False,
                 fallback=["primary", "not-configured", "backup"]) as client:
         done = client.complete(HI)
     assert [a.model for a in done.attempts] == [wire.model, wire.model + "-2"]
+    assert [s.model for s in client.skipped_fallbacks] == ["primary", "not-configured"]
 
 
 def test_total_deadline_bounds_the_whole_call_across_retries(wire, sleeps):

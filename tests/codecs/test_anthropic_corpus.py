@@ -240,6 +240,10 @@ def _unspanned(event):
     if isinstance(event, Annotation):
         cited = {k: v for k, v in event.annotation["url_citation"].items() if k != "start_index"}
         return Annotation({"type": "url_citation", "url_citation": cited})
+    if isinstance(event, UsageEvent):
+        # the counts must survive; ``raw`` is the upstream's own object, which an encoder
+        # rewrites from the counts (never copies: it may be another protocol's)
+        return UsageEvent({k: v for k, v in event.usage.items() if k != "raw"})
     return event
 
 

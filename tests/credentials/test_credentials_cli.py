@@ -36,6 +36,15 @@ def test_add_reads_stdin_and_list_shows_only_the_mask(store_args):
     assert "manual" in listed.output and "ok" in listed.output
 
 
+def test_a_per_key_base_url_is_refused_not_stored_unused(store_args):
+    # requests always go to the model's base URL: a per-key one would be silently ignored
+    result = run(creds, ["add", "--provider", "openrouter", "--base-url", "http://127.0.0.1:9/v1", *store_args],
+                 input=SECRET + "\n")
+    assert result.exit_code == 2 and "--base-url" in result.output
+    assert "no credentials" in run(creds, ["list", *store_args]).output
+    assert "api_key_env" in run(creds, ["add", "--help"]).output
+
+
 def test_the_secret_is_never_an_argument(store_args):
     result = CliRunner().invoke(creds, ["add", "--provider", "openrouter", SECRET, *store_args])
     assert result.exit_code == 2

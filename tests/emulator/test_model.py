@@ -86,7 +86,7 @@ def test_schema_arguments_have_required_fields_and_right_types():
         "optional": {"type": "string"}}}
     args = build_arguments(schema, "use 3 and 4.5")
     assert args == {"n": 3, "flag": False, "items": [3, 4.5],
-                    "nested": {"x": "use 3 and 4.5"}}
+                    "nested": {"x": "example"}}  # a plausible value, not the whole request
 
 
 def test_text_after_a_colon_is_the_payload():

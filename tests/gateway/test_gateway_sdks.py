@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import anthropic
 import httpx
@@ -293,12 +294,18 @@ def test_access_log_has_the_facts_and_no_secrets(gateway, caplog):
             model="emu-chat", messages=[{"role": "user", "content": "a secret question about sk-ant-zzzz"}])
         bad = httpx.post(gateway.base_url + "/v1/chat/completions", json={"model": "nope", "messages": [{"role": "user", "content": "hi"}]},
                          headers={"authorization": f"Bearer {GATEWAY_KEY}"})
-    rid = raw.headers["x-request-id"]
-    lines = [r.getMessage() for r in caplog.records if r.name == "modelwire.gateway.access"]
+        rid, bad_rid = raw.headers["x-request-id"], bad.headers["x-request-id"]
+        # the line is written once the answer has left: wait for both (bounded), never sleep blind
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            lines = [r.getMessage() for r in caplog.records if r.name == "modelwire.gateway.access"]
+            if all(any(i in line for line in lines) for i in (rid, bad_rid)):
+                break
+            time.sleep(0.01)
     ok = next(line for line in lines if rid in line)
     assert "model=emu-chat" in ok and "upstream=emulator/emulator-1" in ok and "status=200" in ok
     assert "latency_ms=" in ok and "tokens=" in ok
-    assert any(bad.headers["x-request-id"] in line and "status=404" in line for line in lines), lines
+    assert any(bad_rid in line and "status=404" in line for line in lines), lines
     text = "\n".join(lines)
     assert GATEWAY_KEY not in text and "secret question" not in text and "sk-ant" not in text
 

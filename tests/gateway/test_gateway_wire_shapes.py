@@ -45,10 +45,6 @@ PROMPTS = {"text": "Tell me about foxes in two sentences", "tools": "What is the
 # what the schema requires. Fixed by the "codex" branch, which converts usage through the
 # internal Usage on every path (_responses_response.usage_out,
 # _anthropic_response.native_usage); drop these markers once that is merged.
-_PASSED_THROUGH_USAGE = pytest.mark.xfail(
-    strict=True, reason="usage passed through, not converted; fixed by the codex branch's usage conversion")
-
-
 def _request(door: str, model: str, scenario: str, stream: bool) -> tuple[str, dict[str, Any]]:
     prompt = PROMPTS[scenario]
     if door == "chat":
@@ -214,9 +210,7 @@ def test_anthropic_door_answers_in_the_messages_schema(gateway, upstream, scenar
 
 
 @pytest.mark.parametrize(("upstream", "stream"), [
-    pytest.param(upstream, stream, id=f"{'sse' if stream else 'json'}-{upstream}",
-                 # the stream's message_delta carries only the counts: nothing passes through
-                 marks=_PASSED_THROUGH_USAGE if (upstream, stream) == ("emu-responses", False) else ())
+    pytest.param(upstream, stream, id=f"{'sse' if stream else 'json'}-{upstream}")
     for stream in (False, True) for upstream in UPSTREAMS])
 def test_anthropic_door_usage_in_the_messages_schema(gateway, upstream, stream):
     answer = _ask(gateway, "anthropic", upstream, "text", stream)
@@ -282,9 +276,7 @@ def test_responses_door_answers_in_the_responses_schema(gateway, upstream, scena
     _distinct(first, second)  # the response id and every item id
 
 
-@pytest.mark.parametrize("upstream", [
-    "emu-chat", pytest.param("emu-anthropic", marks=_PASSED_THROUGH_USAGE),
-    pytest.param("emu-responses", marks=_PASSED_THROUGH_USAGE)])
+@pytest.mark.parametrize("upstream", UPSTREAMS)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_responses_door_usage_in_the_responses_schema(gateway, upstream, stream):
     answer = _ask(gateway, "responses", upstream, "text", stream)

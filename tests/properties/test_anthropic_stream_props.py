@@ -86,7 +86,14 @@ def anthropic_events(draw):
 def test_encoding_then_decoding_events_is_the_identity(events):
     enc = am.StreamEncoder(model="claude-x", id="msg_1")
     data = b"".join(enc.feed(e) for e in events) + enc.close()
-    assert _decode([data]) == events
+    assert _counts(_decode([data])) == _counts(events)
+
+
+def _counts(events):
+    """Usage events by their counts: ``raw`` is the upstream's own object, which the encoder
+    rewrites from the counts (never copies: it may be another protocol's)."""
+    return [UsageEvent({k: v for k, v in e.usage.items() if k != "raw"}) if isinstance(e, UsageEvent) else e
+            for e in events]
 
 
 PROFILE = ProviderProfile(name="anthropic", api_mode="anthropic_messages", issuer="anthropic",

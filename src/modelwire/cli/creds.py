@@ -138,12 +138,16 @@ def list_command(provider: str | None, as_json: bool, store_url: str | None,
 @click.option("--label", "-l", default="", help="A name to refer to it by.")
 @click.option("--priority", type=int, default=0, show_default=True,
               help="Lower is tried first (manual keys come before environment keys).")
-@click.option("--base-url", default=None, help="Endpoint override for this credential.")
 @_store_option
 @_config_option
-def add_command(provider: str, label: str, priority: int, base_url: str | None,
+def add_command(provider: str, label: str, priority: int,
                 store_url: str | None, config_path: str | None) -> None:
-    """Add a key: read from a hidden prompt, or from standard input when piped."""
+    """Add a key: read from a hidden prompt, or from standard input when piped.
+
+    A key serves the base URL of the model that uses it. A key for another endpoint of
+    the provider (a regional one) goes with a model entry that names that base_url and
+    the key's variable (api_key_env); there is no per-key --base-url (requests never
+    used it)."""
     if sys.stdin.isatty():
         secret = click.prompt(f"{provider} API key", hide_input=True)
     else:
@@ -152,7 +156,7 @@ def add_command(provider: str, label: str, priority: int, base_url: str | None,
     if not secret:
         raise click.UsageError("no secret given (type it at the prompt or pipe it on stdin)")
     pool = _pool(provider, open_configured_store(store_url, config_path))
-    cred = pool.add(secret, label=label, priority=priority, base_url=base_url)
+    cred = pool.add(secret, label=label, priority=priority)
     click.echo(f"added {provider} credential {cred.id} ({cred.masked})"
                + (f" labelled {label!r}" if label else ""))
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["EncodedRequest", "Target", "codec_for"]
+__all__ = ["FOR_PROTOCOL", "EncodedRequest", "Target", "codec_for"]
 
-from ._target import EncodedRequest, Target
+from ._target import FOR_PROTOCOL, EncodedRequest, Target
 
 _LOADED: dict[str, ModuleType] = {}
 

@@ -139,12 +139,11 @@ def usage_from(raw: Mapping[str, Any]) -> Usage:
 
 
 def native_usage(usage: Usage | None) -> dict[str, Any]:
-    """Our usage -> Anthropic's usage object (the provider's own when it was Anthropic)."""
+    """Our usage -> Anthropic's usage object, always from the counts: the upstream's
+    ``raw`` may be another protocol's with the same key names (a Responses usage has
+    ``input_tokens`` that include cache reads, which Anthropic's exclude)."""
     if not usage:
         return {"input_tokens": 0, "output_tokens": 0}
-    raw = usage.get("raw") or {}
-    if "input_tokens" in raw and "output_tokens" in raw:
-        return dict(raw)
     read, write = usage.get("cache_read_tokens", 0), usage.get("cache_write_tokens", 0)
     return {
         "input_tokens": max(usage.get("prompt_tokens", 0) - read - write, 0),

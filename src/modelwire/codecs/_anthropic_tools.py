@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ..errors import MessageError
-from ._target import native_tool
+from ._target import NAMESPACE_KEY, native_tool
 
 __all__ = [
     "encode_tool_choice",
@@ -100,7 +100,7 @@ def _merge_top_union(node: dict[str, Any]) -> dict[str, Any]:
 # ToolSpec keys we map; any other top-level key of a function ToolSpec (cache_control,
 # defer_loading, input_examples, eager_input_streaming...) is copied onto the
 # Anthropic tool as it is, so a same-protocol round trip keeps it.
-_SPEC_KEYS = frozenset({"type", "function"})
+_SPEC_KEYS = frozenset({"type", "function", NAMESPACE_KEY})  # NAMESPACE_KEY: a Responses upstream's
 
 
 def encode_tools(

@@ -13,7 +13,7 @@ from ..providers.profile import ProviderProfile
 from ..types import Effort, Request
 from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
 from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
-from ._target import EncodedRequest, Target, allowed_only, auth_headers, native_tool
+from ._target import NAMESPACE_KEY, EncodedRequest, Target, allowed_only, auth_headers, native_tool
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 
@@ -132,7 +132,8 @@ def _tools(tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any
         seen.add(name)
         if isinstance(fn.get("parameters"), dict):
             fn = {**fn, "parameters": profile.sanitize_tool_schema(fn["parameters"])}
-        out.append({**tool, "type": "function", "function": fn})
+        spec = {k: v for k, v in tool.items() if k != NAMESPACE_KEY} if NAMESPACE_KEY in tool else tool
+        out.append({**spec, "type": "function", "function": fn})
     return out
 
 

@@ -19,6 +19,8 @@ import orjson
 
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
 from ..types import Effort, Message, Request, ToolSpec
+from ._responses_namespaces import NAMESPACE_KEY, call_name, flat_name
+from ._responses_shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
 __all__ = ["custom_input", "custom_input_schema", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
 
@@ -84,16 +86,23 @@ def decode_request(
         messages.append({"role": "system", "content": instructions})
     elif instructions is not None:
         raise MessageError("'instructions' must be a string")
-    messages.extend(decode_input(data.get("input"), issuer))
+    tools = _Tools(data.get("tools"))
+    if tools.specs is not None:
+        request["tools"] = tools.specs
+    messages.extend(decode_input(data.get("input"), issuer, namespaces=tools.namespaces))
     request["messages"] = messages
     for key, value in data.items():
-        if key in ("model", "instructions", "input"):
+        if key in ("model", "instructions", "input", "tools"):
             continue
         _decode_field(key, value, request, extra)
-    custom = [t["function"]["name"] for t, raw in zip(request.get("tools") or (), data.get("tools") or ())
-              if isinstance(raw, dict) and raw.get("type") == "custom"]
-    if custom:
-        request["metadata"]["custom_tools"] = custom  # type: ignore[typeddict-unknown-key]
+    if tools.custom:
+        request["metadata"]["custom_tools"] = tools.custom  # type: ignore[typeddict-unknown-key]
+    if tools.namespaces:
+        request["metadata"]["namespaces"] = tools.namespaces  # type: ignore[typeddict-unknown-key]
+    if tools.shell:
+        request["metadata"]["local_shell"] = True  # type: ignore[typeddict-unknown-key]
+    if "tool_choice" in request:
+        request["tool_choice"] = _namespaced_choice(request["tool_choice"], tools.namespaces)
     if extra:
         no_logprobs(extra)
         request["extra"] = extra
@@ -125,12 +134,80 @@ def _parse(body: bytes | dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _decode_field(key: str, value: Any, request: Request, extra: dict[str, Any]) -> None:
-    if key == "tools":
+class _Tools:
+    """The request's tools as internal specs, namespace members flattened in place (see
+    :mod:`._responses_namespaces`), with the names of the custom ones."""
+
+    def __init__(self, value: Any) -> None:
+        self.specs: list[ToolSpec] | None = None
+        self.custom: list[str] = []
+        self.namespaces: dict[str, tuple[str, str]] = {}
+        self.shell = False  # the local_shell tool is among them
+        if value is None:
+            return
         if not isinstance(value, list):
             raise MessageError("'tools' must be a list")
-        request["tools"] = [_decode_tool(t) for t in value]
-    elif key == "tool_choice":
+        self.specs = []
+        taken = {t["name"] for t in value if isinstance(t, dict) and t.get("type") in ("function", "custom")
+                 and isinstance(t.get("name"), str)}
+        for tool in value:
+            if isinstance(tool, dict) and tool.get("type") == "namespace":
+                self._namespace(tool, taken)
+            elif isinstance(tool, dict) and tool.get("type") == LOCAL_SHELL:
+                self.shell = True
+                self.specs.append(shell_tool_spec())  # type: ignore[arg-type]
+            else:
+                self._add(tool)
+
+    def _add(self, tool: Any, name: str | None = None) -> None:
+        spec = _decode_tool(tool)
+        if name is not None:
+            spec["function"]["name"] = name  # type: ignore[typeddict-item]
+        if isinstance(tool, dict) and tool.get("type") == "custom":
+            self.custom.append(spec["function"]["name"])  # type: ignore[typeddict-item]
+        self.specs.append(spec)  # type: ignore[union-attr]
+
+    def _namespace(self, tool: dict[str, Any], taken: set[str]) -> None:
+        space = tool.get("name")
+        members = tool.get("tools")
+        if not isinstance(space, str) or not space or not isinstance(members, list):
+            raise MessageError("namespace tool needs a name and a list of tools")
+        for member in members:
+            if not isinstance(member, dict) or member.get("type") not in ("function", "custom"):
+                raise MessageError(f"namespace {space!r}: its tools must be function or custom tools")
+            if not isinstance(member.get("name"), str):
+                raise MessageError(f"namespace {space!r}: a tool without a name")
+            flat = flat_name(space, member["name"])
+            if flat in taken:  # another tool has the joined name already
+                flat = flat_name(space, member["name"], hashed=True)
+            taken.add(flat)
+            self.namespaces[flat] = (space, member["name"])
+            self._add(member, flat)
+            self.specs[-1][NAMESPACE_KEY] = {  # type: ignore[index, literal-required]
+                "name": space, "description": tool.get("description"), "member": member["name"]}
+
+
+def _namespaced_choice(choice: Any, table: Mapping[str, tuple[str, str]]) -> Any:
+    """``tool_choice`` naming a namespaced tool (``{"type": "function", "namespace": ...,
+    "name": ...}``) names its flat function; ``allowed_tools`` entries likewise."""
+    flat = {pair: name for name, pair in table.items()}
+
+    def one(ref: Any) -> Any:
+        fn = ref.get("function") if isinstance(ref, dict) else None
+        space = ref.get("namespace") if isinstance(ref, dict) else None
+        if isinstance(fn, dict) and isinstance(space, str) and isinstance(fn.get("name"), str):
+            name = flat.get((space, fn["name"])) or flat_name(space, fn["name"])
+            return {"type": "function", "function": {"name": name}}
+        return ref
+
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        inner = choice.get("allowed_tools") or {}
+        return {**choice, "allowed_tools": {**inner, "tools": [one(t) for t in inner.get("tools") or ()]}}
+    return one(choice)
+
+
+def _decode_field(key: str, value: Any, request: Request, extra: dict[str, Any]) -> None:
+    if key == "tool_choice":
         request["tool_choice"] = _decode_tool_choice(value)
     elif key == "reasoning":
         if isinstance(value, dict) and value.get("effort") is not None:
@@ -209,16 +286,22 @@ def _decode_tool_choice(choice: Any) -> Any:
         return choice
     if isinstance(choice, dict):
         if choice.get("type") in ("function", "custom") and "name" in choice:
-            return {"type": "function", "function": {"name": choice["name"]}}
+            return _choice_ref(choice)
         if choice.get("type") == "allowed_tools":
             tools = [
-                {"type": "function", "function": {"name": t["name"]}}
-                if isinstance(t, dict) and t.get("type") in ("function", "custom") and "name" in t else t
-                for t in choice.get("tools") or ()
+                _choice_ref(t) if isinstance(t, dict) and t.get("type") in ("function", "custom") and "name" in t
+                else t for t in choice.get("tools") or ()
             ]
             return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": tools}}
         return dict(choice)
     raise MessageError(f"tool_choice must be a string or an object, got {choice!r:.80}")
+
+
+def _choice_ref(ref: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function", "function": {"name": ref["name"]}}
+    if isinstance(ref.get("namespace"), str):
+        out["namespace"] = ref["namespace"]  # replaced by the flat name once the tools are known
+    return out
 
 
 def _decode_format(fmt: dict[str, Any]) -> dict[str, Any]:
@@ -228,8 +311,11 @@ def _decode_format(fmt: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": inner}
 
 
-def decode_input(value: Any, issuer: str) -> list[Message]:
-    """Responses ``input`` (a string or items) -> internal messages."""
+def decode_input(value: Any, issuer: str, *,
+                 namespaces: Mapping[str, tuple[str, str]] | None = None) -> list[Message]:
+    """Responses ``input`` (a string or items) -> internal messages. ``namespaces``: the
+    request's flat name -> (namespace, name) table, for echoed namespaced calls."""
+    flat = {pair: name for name, pair in (namespaces or {}).items()}
     if value is None:
         return []
     if isinstance(value, str):
@@ -248,12 +334,12 @@ def decode_input(value: Any, issuer: str) -> list[Message]:
         if kind == "message" and role != "assistant":
             turn = None
             out.append(_decode_message(item, index))
-        elif kind in ("function_call_output", "custom_tool_call_output"):
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             turn = None
             out.append(_decode_tool_result(item, index))
         elif kind in _ASSISTANT_ITEM_TYPES or kind.endswith("_call"):
             if turn is None or not turn.accepts(kind):
-                turn = _Turn()
+                turn = _Turn(flat)
                 out.append(turn.message)
             turn.add(kind, item, index, issuer)
         elif kind == "item_reference":
@@ -278,9 +364,11 @@ class _Turn:
 
     _RANK: ClassVar[dict[str, int]] = {
         "reasoning": 0, "passthrough": 1, "message": 2, "function_call": 3, "custom_tool_call": 3,
+        "local_shell_call": 3,
     }
 
-    def __init__(self) -> None:
+    def __init__(self, flat: Mapping[tuple[str, str], str]) -> None:
+        self.flat = flat  # (namespace, name) -> the flat name the request's tools have
         self.message: dict[str, Any] = {"role": "assistant", "content": None}
         self.last = -1
         self.text: list[str] = []
@@ -306,6 +394,13 @@ class _Turn:
             msg["content"] = text
             if refusal:
                 msg["refusal"] = refusal
+        elif kind == "local_shell_call":
+            if not isinstance(item.get("call_id"), str):
+                raise MessageError("local_shell_call item needs a call_id", index=index)
+            msg.setdefault("tool_calls", []).append({
+                "id": item["call_id"], "type": "function",
+                "function": {"name": LOCAL_SHELL, "arguments": shell_arguments(item)},
+            })
         elif kind in ("function_call", "custom_tool_call"):
             # a custom tool's text becomes the one argument of the function it is here
             field, what = ("arguments", "a JSON string") if kind == "function_call" else ("input", "a string")
@@ -317,7 +412,8 @@ class _Turn:
             arguments = value if kind == "function_call" else orjson.dumps({"input": value}).decode()
             msg.setdefault("tool_calls", []).append({
                 "id": item["call_id"], "type": "function",
-                "function": {"name": item["name"], "arguments": arguments},
+                "function": {"name": self.flat.get((item.get("namespace"), item["name"])) or call_name(item),
+                             "arguments": arguments},
             })
         else:
             msg.setdefault("passthrough", []).append({"issuer": issuer, "block": item})
@@ -362,6 +458,8 @@ def _decode_message(item: dict[str, Any], index: int) -> Message:
 
 def _decode_tool_result(item: dict[str, Any], index: int) -> Message:
     call_id = item.get("call_id")
+    if call_id is None and item.get("type") == "local_shell_call_output":
+        call_id = item.get("id")  # the API's shape names the call by "id"
     if not isinstance(call_id, str):
         raise MessageError(f"{item.get('type')} needs a call_id", index=index)
     output = item.get("output", "")

@@ -33,6 +33,8 @@ from ..events import (
 )
 from ..types import Request, Usage
 from ._responses_decode import custom_input, custom_names
+from ._responses_hosted import output_item
+from ._responses_namespaces import namespace_table
 from ._responses_response import (
     REASONING_SEPARATOR,
     annotation_out,
@@ -44,6 +46,7 @@ from ._responses_response import (
     response_object,
     usage_out,
 )
+from ._responses_shell import is_shell_call, shell_call_item
 from ._sse import TEXT_MARK, split_at_text_mark
 from ._stream_failure import failure_kind
 
@@ -61,7 +64,7 @@ class _Open:
         self.id = item_id
         self.index = index
         self.parts: list[dict[str, Any]] = []  # finished content / summary parts
-        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""; a call: "custom" or ""
+        self.kind = ""  # the open part: "output_text" | "refusal" | "summary_text" | ""; a call: "custom", "shell" or ""
         self.buf: list[str] = []
         self.call_id = ""
         self.name = ""
@@ -95,6 +98,7 @@ class StreamEncoder:
         self._reasoning_text = False  # any reasoning text written yet
         self._text_len = 0  # of the message text so far (annotations count from its start)
         self._custom = custom_names(request)
+        self._namespaces = namespace_table(request)
 
     # ------------------------------------------------------------------ public
     def feed(self, event: StreamEvent) -> bytes:
@@ -111,7 +115,7 @@ class StreamEncoder:
             call = self._calls.get(event.index) or self._open_call(event.index, "", "", out)  # type: ignore[union-attr]
             if event.arguments:  # type: ignore[union-attr]
                 call.buf.append(event.arguments)  # type: ignore[union-attr]
-                if call.kind != "custom":  # a custom call's text goes out whole, at its end
+                if call.kind == "":  # a custom call's text, a shell call's action: whole, at the end
                     self._emit(out, "response.function_call_arguments.delta", item_id=call.id,
                                output_index=call.index, delta=event.arguments)  # type: ignore[union-attr]
         elif t is ReasoningDelta:
@@ -352,39 +356,51 @@ class StreamEncoder:
     def _open_call(self, index: int, call_id: str, name: str, out: list[bytes]) -> _Open:
         self._seal_reasoning(out)
         self._close_message(out)
+        if is_shell_call(name, self.request):  # its action is known once the arguments are whole
+            call = self._calls[index] = self._add_item("lsh", None, out)
+            call.call_id, call.name, call.kind = call_id, name, "shell"
+            self._emit(out, "response.output_item.added", output_index=call.index,
+                       item=shell_call_item(call.id, call_id, "", "in_progress"))
+            return call
         custom = name in self._custom
         call = self._calls[index] = self._add_item("ctc" if custom else "fc", None, out)
         call.call_id, call.name = call_id, name
         if custom:  # its text is known once the call's JSON arguments are whole
             call.kind = "custom"
-            item = custom_call_item(call.id, call_id, name, "", "in_progress")
+            item = custom_call_item(call.id, call_id, name, "", "in_progress", self._namespaces)
         else:
-            item = function_call_item(call.id, call_id, name, "", "in_progress")
+            item = function_call_item(call.id, call_id, name, "", "in_progress", self._namespaces)
         self._emit(out, "response.output_item.added", output_index=call.index, item=item)
         return call
 
     def _close_call(self, call: _Open, out: list[bytes]) -> None:
         arguments = "".join(call.buf)
+        if call.kind == "shell":
+            self._done_item(call, shell_call_item(call.id, call.call_id, arguments, "completed"), out)
+            return
         if call.kind == "custom":
             text = custom_input(arguments)
             self._emit(out, "response.custom_tool_call_input.delta", item_id=call.id, output_index=call.index,
                        delta=text)
             self._emit(out, "response.custom_tool_call_input.done", item_id=call.id, output_index=call.index,
                        input=text)
-            self._done_item(call, custom_call_item(call.id, call.call_id, call.name, text, "completed"), out)
+            self._done_item(call, custom_call_item(call.id, call.call_id, call.name, text, "completed",
+                                                        self._namespaces), out)
             return
         self._emit(out, "response.function_call_arguments.done", item_id=call.id, output_index=call.index,
                    arguments=arguments)
-        self._done_item(call, function_call_item(call.id, call.call_id, call.name, arguments, "completed"), out)
+        self._done_item(call, function_call_item(call.id, call.call_id, call.name, arguments, "completed",
+                                                    self._namespaces), out)
 
     # ---------------------------------------------------------------- the rest
     def _passthrough(self, block: dict[str, Any], out: list[bytes]) -> None:
-        if not isinstance(block.get("type"), str):
+        native = output_item(block)
+        if native is None:
             return
         self._seal_reasoning(out)
         self._close_message(out)
-        opened = self._add_item("item", block, out)
-        item = {**block, "id": opened.id}
+        opened = self._add_item("item", native, out)
+        item = {**native, "id": opened.id}
         self._emit(out, "response.output_item.added", output_index=opened.index, item=item)
         self._done_item(opened, item, out)
 

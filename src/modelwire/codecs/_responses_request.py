@@ -33,6 +33,7 @@ import orjson
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
 from ._responses_decode import no_logprobs
+from ._responses_namespaces import namespaced_calls, regroup, spec_table
 from ._target import EncodedRequest, Target, auth_headers, native_tool, unique_tools
 
 __all__ = ["encode_input", "encode_request", "request_fields"]
@@ -52,6 +53,7 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     store = profile.responses_store
     body["store"] = store
     body["input"] = encode_input(request.get("messages") or [], accepts=profile.accepts_issuer, store=store)
+    namespaced_calls(body["input"], spec_table(request.get("tools") or []))
     replays = any(item.get("encrypted_content") for item in body["input"] if item.get("type") == "reasoning")
     if not store and (request.get("thinking") not in (None, "none") or replays):
         # without it the next turn's reasoning comes back unreplayable; only asked
@@ -79,7 +81,8 @@ def request_fields(request: Request, *, model: str, sanitize: Any = None) -> dic
         body["instructions"] = instructions
     tools = request.get("tools")
     if tools:
-        body["tools"] = [_encode_tool(t, sanitize, i, request) for i, t in enumerate(unique_tools(tools, log))]
+        kept = unique_tools(tools, log)
+        body["tools"] = regroup([_encode_tool(t, sanitize, i, request) for i, t in enumerate(kept)], kept)
     if "tool_choice" in request:
         body["tool_choice"] = _encode_tool_choice(request["tool_choice"])
     if "parallel_tool_calls" in request:

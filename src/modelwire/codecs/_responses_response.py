@@ -54,7 +54,10 @@ from ..events import (
 )
 from ..types import FinishReason, Request, Usage
 from ._responses_decode import custom_input, custom_names, reasoning_texts
+from ._responses_hosted import output_item
+from ._responses_namespaces import call_name, namespace_table, split_name
 from ._responses_request import request_fields
+from ._responses_shell import is_shell_call, shell_call_item
 
 __all__ = [
     "DEFAULT_ISSUER",
@@ -105,11 +108,11 @@ def _int(value: Any) -> int:
 
 
 def usage_out(usage: Usage | None) -> dict[str, Any] | None:
+    """Internal usage -> the Responses API's usage object, always from the counts: the
+    upstream's ``raw`` may be another protocol's with the same key names (Anthropic's has
+    ``input_tokens`` / ``output_tokens`` but no ``total_tokens``, which Codex requires)."""
     if usage is None:
         return None
-    raw = usage.get("raw")
-    if isinstance(raw, dict) and "input_tokens" in raw and "output_tokens" in raw:
-        return raw  # a Responses server's own usage: passed on as it was
     return {
         "input_tokens": usage["prompt_tokens"],
         # cache_write_tokens: required by the API's schema (openai >= 3.5x types)
@@ -158,7 +161,7 @@ def output_events(response: Mapping[str, Any], issuer: str) -> list[StreamEvent]
         elif kind == "function_call":
             if not isinstance(item.get("name"), str):
                 raise ProtocolError("function_call output item without a name")
-            events.append(ToolCallStart(calls, str(item.get("call_id") or ""), item["name"]))
+            events.append(ToolCallStart(calls, str(item.get("call_id") or ""), call_name(item)))
             arguments = item.get("arguments") or ""
             if not isinstance(arguments, str):
                 raise ProtocolError("function_call arguments must be a string")
@@ -337,8 +340,9 @@ def encode_response(
         output.append(_with_id(block, "rs", rid, n))
     for n, entry in enumerate(msg.get("passthrough") or ()):
         block = entry.get("block") if isinstance(entry, dict) else None
-        if isinstance(block, dict) and "type" in block:
-            output.append(_with_id(block, "item", rid, n))
+        item = output_item(block) if isinstance(block, dict) else None
+        if item is not None:
+            output.append(_with_id(item, "item", rid, n))
     text = completion.text
     refusal = msg.get("refusal")
     if text or refusal or not msg.get("tool_calls"):
@@ -348,15 +352,20 @@ def encode_response(
             item["content"][0]["annotations"] = notes
         output.append(item)
     custom = custom_names(request)
+    table = namespace_table(request)
     for n, call in enumerate(msg.get("tool_calls") or ()):
         fn = call.get("function") or {}
         name = fn.get("name", "")
+        if is_shell_call(name, request):  # the client offered its local shell: run there
+            output.append(shell_call_item(mint_id("lsh", rid, n), call.get("id", ""), fn.get("arguments", ""),
+                                          "completed"))
+            continue
         if name in custom:  # the client declared it a custom tool: its call is one too
             output.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
-                                           custom_input(fn.get("arguments", "")), "completed"))
+                                           custom_input(fn.get("arguments", "")), "completed", table))
             continue
         output.append(function_call_item(
-            mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed"
+            mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed", table
         ))
     status, reason = _status_of(completion.finish_reason)
     return response_object(
@@ -404,16 +413,30 @@ def output_text_part(text: str) -> dict[str, Any]:
     return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
 
 
-def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str) -> dict[str, Any]:
-    return {"id": item_id, "type": "custom_tool_call", "status": status, "call_id": call_id, "name": name,
+def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str,
+                     namespaces: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """A ``custom_tool_call`` item; ``namespaces``: the request's table, which splits a
+    flat name back into ``namespace`` and ``name``."""
+    item = {"id": item_id, "type": "custom_tool_call", "status": status, "call_id": call_id, "name": name,
             "input": text}
+    return _namespaced(item, namespaces)
 
 
-def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str) -> dict[str, Any]:
-    return {
+def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str,
+                       namespaces: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """A ``function_call`` item; ``namespaces`` as for :func:`custom_call_item`."""
+    item = {
         "id": item_id, "type": "function_call", "status": status,
         "arguments": arguments, "call_id": call_id, "name": name,
     }
+    return _namespaced(item, namespaces)
+
+
+def _namespaced(item: dict[str, Any], namespaces: Mapping[str, tuple[str, str]] | None) -> dict[str, Any]:
+    space, name = split_name(item["name"], namespaces or {})
+    if space is not None:
+        item["name"], item["namespace"] = name, space
+    return item
 
 
 # ================================================================ errors

@@ -48,6 +48,7 @@ from ..events import (
     UsageEvent,
 )
 from ._responses_decode import reasoning_texts
+from ._responses_namespaces import call_name
 from ._responses_response import (
     DEFAULT_ISSUER,
     REASONING_SEPARATOR,
@@ -257,7 +258,7 @@ class StreamDecoder:
         self._calls[("out", output_index)] = call
         if item.get("id"):
             self._calls[("item", item["id"])] = call
-        out.append(ToolCallStart(call.index, _str(item.get("call_id") or ""), _str(item.get("name") or "")))
+        out.append(ToolCallStart(call.index, _str(item.get("call_id") or ""), call_name(item)))
         if item.get("arguments"):  # some servers put (the start of) the arguments here
             call.emitted.append(_str(item["arguments"]))
             out.append(ToolCallDelta(call.index, item["arguments"]))
@@ -282,7 +283,7 @@ class StreamDecoder:
             else:
                 if call.unnamed:  # the accumulator fills an empty id and name from a later start
                     out.append(ToolCallStart(call.index, _str(item.get("call_id") or ""),
-                                             _str(item.get("name") or "")))
+                                             call_name(item)))
                 self._finish_arguments(call, item.get("arguments"), out)
             out.append(ToolCallEnd(call.index))
         elif kind == "message":

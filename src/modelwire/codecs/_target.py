@@ -73,6 +73,15 @@ def protocol_name(api: str) -> str:
     return _PROTOCOL_NAMES.get(api, api)
 
 
+# marks a tool a front door's caller put in the upstream's own terms (the gateway's
+# ``unsupported_tools: map``): it goes to that protocol as it is, the mark taken off
+FOR_PROTOCOL = "x-modelwire-for"
+# on a function spec the Responses door flattened out of a namespace tool: that namespace
+# ({"name", "description", "member"}), so a Responses upstream gets the group back as it
+# came; the encoders of other protocols leave it out
+NAMESPACE_KEY = "x-modelwire-namespace"
+
+
 def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -> dict[str, Any]:
     """A tool that is not a function (a server or built-in tool: Anthropic's
     ``web_search_20250305``, Responses' ``web_search`` or ``custom``...) goes out as it is to
@@ -80,6 +89,8 @@ def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -
     refused here, naming it, instead of reaching an upstream that would answer a puzzling
     400 ("missing tools[0].function") for it. Without a source (a library caller's own
     spec) it goes out as it is."""
+    if spec.get(FOR_PROTOCOL) == protocol:  # already in this protocol's own terms
+        return {k: v for k, v in spec.items() if k != FOR_PROTOCOL}
     metadata = request.get("metadata") if isinstance(request, dict) else None
     source = metadata.get("source_api") if isinstance(metadata, dict) else None
     if source is not None and source != protocol:

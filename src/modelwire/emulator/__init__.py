@@ -14,18 +14,40 @@ It runs uvicorn in a background thread on 127.0.0.1 and a free port, with a
 deterministic model (:mod:`.model`), each provider's request rules (:mod:`.rules`),
 faults on request (:mod:`.faults`), an OAuth server (:mod:`.oauth`) and script mode
 (:mod:`.script`). ``modelwire emulate`` runs the same app in the foreground.
+
+Turns scripted in Python::
+
+    from modelwire.emulator import answer, tool_call
+
+    def turn(request):
+        if not request.tool_results:
+            return answer(reasoning="I need the weather.", calls=[tool_call("get_weather", city="Paris")])
+        return answer(f"It is {request.tool_results[0].content} in Paris.")
+
+    with emu.scripted(turn):
+        ...
+
+``shared_emulator()`` is the one ``Client("emulator/...")`` uses when no base URL is
+given, and the one :mod:`modelwire.testing`'s ``emulator`` fixture yields: faults and
+scripts set on either reach both.
 """
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import socket
 import threading
 import time
-from collections.abc import Iterable
-from typing import Any, Self
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Self, TypeAlias
 
-__all__ = ["Emulator", "shared_emulator"]
+from .script import ScriptRequest, ToolResult, answer, api_error, tool_call
+
+__all__ = ["Emulator", "ScriptRequest", "ToolResult", "answer", "api_error", "shared_emulator",
+           "tool_call"]
+
+ScriptSource: TypeAlias = "str | pathlib.Path | Iterable[Any] | Callable[[ScriptRequest], Any]"
 
 _shared: Emulator | None = None
 _shared_lock = threading.Lock()
@@ -35,14 +57,15 @@ class Emulator:
     """Start with ``with Emulator(...) as emu:`` (or :meth:`start` / :meth:`stop`).
 
     ``profile``: the rules applied to requests without a ``/p/<profile>`` prefix.
-    ``keys``: accepted API keys (None: any non-empty key). ``script``: a JSONL path or a
-    list of response dicts replayed in order. ``signing_key``: the secret behind thinking
+    ``keys``: accepted API keys (None: any non-empty key). ``script``: a JSONL path, a
+    list of response dicts (or functions) replayed in order, or one function answering
+    every turn (see :meth:`script`). ``signing_key``: the secret behind thinking
     signatures and encrypted reasoning (None: random per process). ``max_hang``: the
     longest a ``hang`` fault waits, in seconds.
     """
 
     def __init__(self, profile: str = "lenient", keys: Iterable[str] | None = None,
-                 script: str | pathlib.Path | Iterable[Any] | None = None,
+                 script: ScriptSource | None = None,
                  signing_key: str | bytes | None = None, *, host: str = "127.0.0.1",
                  port: int = 0, max_hang: float = 10.0, oauth_access_ttl: int = 3600,
                  log_level: str = "critical") -> None:
@@ -142,11 +165,32 @@ class Emulator:
         return dict(self.backend.state.snapshot(since, endpoint),
                     faults=self.backend.faults.snapshot())
 
-    def set_script(self, script: str | pathlib.Path | Iterable[Any] | None) -> None:
-        """Replace the script (a JSONL path or a list of response dicts); None: the model."""
+    def set_script(self, script: ScriptSource | None) -> None:
+        """Replace the script (a JSONL path, a list of response dicts or functions, or one
+        function for every turn); None: the deterministic model."""
         from .script import load_script
 
         self.backend.script = load_script(script) if script is not None else None
+
+    def script(self, script: ScriptSource) -> None:
+        """Answer with ``script`` from now on: ``emu.script(fn)``, where ``fn(request)``
+        returns :func:`answer` (text, reasoning, :func:`tool_call` list),
+        :func:`api_error`, a string, a dict in the JSONL form, or None for the
+        deterministic model's answer. Same as :meth:`set_script`."""
+        self.set_script(script)
+
+    @contextlib.contextmanager
+    def scripted(self, script: ScriptSource) -> Iterator[Self]:
+        """``with emu.scripted(fn):`` the script, and the previous one back afterwards
+        (a session-wide emulator stays as the next test expects it)."""
+        from .script import load_script
+
+        before = self.backend.script
+        self.backend.script = load_script(script)
+        try:
+            yield self
+        finally:
+            self.backend.script = before
 
     def set_keys(self, keys: Iterable[str] | None) -> None:
         """Replace the accepted API keys (None: any non-empty key), e.g. to revoke one."""

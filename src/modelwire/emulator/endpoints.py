@@ -29,12 +29,12 @@ from .rules import Parsed
 from .rules.anthropic import check_messages
 from .rules.chat import check_chat
 from .rules.responses import check_responses
-from .script import Script
+from .script import Script, ScriptRequest
 from .signing import Signer
 from .state import EmulatorState, mask_headers
 from .wire import ApiError, RenderContext, dumps, error_body, new_id, protocol_of, tokens
 
-__all__ = ["MODELS", "Backend"]
+__all__ = ["MODELS", "Backend", "api_key"]
 
 MODELS = ("emulator-1", "claude-sonnet-4-6", "claude-opus-4-7", "claude-haiku-4-5", "gpt-5.5",
           "gpt-4o-mini", "deepseek-reasoner", "kimi-k2-thinking")
@@ -83,7 +83,7 @@ class Backend:
                 raise ApiError(404, f"unknown emulator profile '{name}'; known: "
                                + ", ".join(PROFILES), etype="not_found_error")
             self._authenticate(headers, protocol)
-            fault = self._fault(headers, endpoint, name, model)
+            fault = self._fault(headers, endpoint, name, model, api_key(headers))
             self.state.update(entry, fault=fault.fault if fault else None)
             if fault and fault.fault in ERROR_FAULTS:
                 raise fault_error(fault, protocol)
@@ -130,10 +130,7 @@ class Backend:
         return EmuResponse(err.status, headers, [payload], state=self.state, entry=entry)
 
     def _authenticate(self, headers: Mapping[str, str], protocol: str) -> None:
-        key = headers.get("x-api-key") or headers.get("api-key") or ""
-        auth = headers.get("authorization", "")
-        if not key and auth.lower().startswith("bearer "):
-            key = auth[7:].strip()
+        key = api_key(headers)
         if key.startswith(ACCESS_PREFIX):
             if self.oauth.is_access_token(key):
                 return
@@ -153,14 +150,14 @@ class Backend:
                        "YOUR_KEY).", code=None)
 
     def _fault(self, headers: Mapping[str, str], endpoint: str, profile: str,
-               model: str | None) -> Fault | None:
+               model: str | None, key: str) -> Fault | None:
         header = headers.get("x-emulator-fault")
         if header:
             try:
                 return parse_header(header)
             except (ValueError, orjson.JSONDecodeError) as exc:
                 raise ApiError(400, f"x-emulator-fault: {exc}") from exc
-        return self.faults.pick(endpoint, profile, model)
+        return self.faults.pick(endpoint, profile, model, key)
 
     # ------------------------------------------------------------ serving
     def _serve(self, endpoint: str, profile: EmuProfile, headers: Mapping[str, str],
@@ -177,17 +174,18 @@ class Backend:
             parsed = check_chat(body, profile)
         else:
             parsed = check_responses(body, self.signer, self.state.stored())
-        reply = self._reply(parsed)
+        reply = self._reply(parsed, endpoint, body)
         ctx = self._context(parsed, reply, body, profile)
         if as_json and parsed.stream:
             # json_answer fault: render as if stream had been false (servers that ignore it)
             parsed = dataclasses.replace(parsed, stream=False)
         return self._render(endpoint, parsed, reply, ctx)
 
-    def _reply(self, parsed: Parsed) -> Reply:
+    def _reply(self, parsed: Parsed, endpoint: str, body: Any) -> Reply:
         if self.script is None:
             return respond(parsed.prompt)
-        step = self.script.next()
+        step = self.script.next(ScriptRequest(endpoint, parsed.model, parsed.stream,
+                                              parsed.prompt, body, 0))
         if isinstance(step, ApiError):
             raise step
         return step
@@ -238,6 +236,15 @@ class Backend:
             return {"data": data, "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]}
         return {"object": "list", "data": [{"id": m, "object": "model", "created": 1767225600,
                                             "owned_by": "modelwire-emulator"} for m in MODELS]}
+
+
+def api_key(headers: Mapping[str, str]) -> str:
+    """The request's API key, in whichever header its protocol puts it."""
+    key = headers.get("x-api-key") or headers.get("api-key") or ""
+    auth = headers.get("authorization", "")
+    if not key and auth.lower().startswith("bearer "):
+        key = auth[7:].strip()
+    return key
 
 
 def _fit_stream_fault(fault: Fault, chunks: list[bytes]) -> tuple[Fault, list[bytes]]:

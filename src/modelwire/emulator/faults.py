@@ -7,6 +7,7 @@ or sent by a direct caller in the ``x-emulator-fault`` header)::
      "endpoint": "messages",         # optional filters: chat_completions | messages |
      "profile": "anthropic",         #   count_tokens | responses | models; profile; model
      "model": "claude-sonnet-4-6",
+     "key": "k2-0002",               # the request's API key, or its last characters
      "requests": [1, 2],             # which matching requests (1-based), or
      "rate": 0.5,                    # a deterministic share of them (every 2nd), and/or
      "times": 3,                     # at most this many firings
@@ -14,6 +15,9 @@ or sent by a direct caller in the ``x-emulator-fault`` header)::
      "retry_after_form": "seconds",  # seconds | ms | http_date | none
      "seconds": 1.5,                 # hang length (capped by max_hang) or slow-chunk delay
      "after": 2}                     # stream faults: SSE events sent before the fault
+
+``key`` makes one pooled key fail while another works (a credential pool's cooldown
+and rotation, tested over real HTTP); the faults list shows it as its last 4 characters.
 
 The header form also accepts ``kind`` or ``kind;key=value;key=value``.
 
@@ -64,6 +68,7 @@ class Fault:
     endpoint: str | None = None
     profile: str | None = None
     model: str | None = None
+    key: str | None = None  # matches a request whose API key ends with it
     requests: tuple[int, ...] | None = None
     rate: float | None = None
     times: int | None = None
@@ -73,7 +78,15 @@ class Fault:
     after: int = 2
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+        out = {k: getattr(self, k) for k in self.__slots__ if getattr(self, k) is not None}
+        if self.key is not None and len(self.key) > 4:
+            out["key"] = "…" + self.key[-4:]  # a key, even a test's, is never echoed whole
+        return out
+
+    def matches(self, endpoint: str, profile: str, model: str | None, key: str) -> bool:
+        return (self.endpoint in (None, endpoint) and self.profile in (None, profile)
+                and self.model in (None, model)
+                and (self.key is None or key.endswith(self.key)))
 
 
 def parse_fault(raw: Any) -> Fault:
@@ -92,9 +105,12 @@ def parse_fault(raw: Any) -> Fault:
     if unknown:
         raise ValueError(f"unknown fault keys: {', '.join(sorted(unknown))}")
     requests = raw.get("requests")
+    key = raw.get("key")
+    if key is not None and (not isinstance(key, (str, int)) or not str(key)):
+        raise ValueError("key must be an API key or its last characters")
     return Fault(
         fault=kind, endpoint=raw.get("endpoint"), profile=raw.get("profile"),
-        model=raw.get("model"),
+        model=raw.get("model"), key=str(key) if key is not None else None,
         requests=tuple(int(n) for n in requests) if requests is not None else None,
         rate=float(raw["rate"]) if raw.get("rate") is not None else None,
         times=int(raw["times"]) if raw.get("times") is not None else None,
@@ -111,7 +127,10 @@ def parse_header(value: str) -> Fault:
     raw: dict[str, Any] = {"fault": kind}
     for pair in pairs:
         key, _, val = pair.partition("=")
-        raw[key.strip()] = json.loads(val) if val[:1].isdigit() or val[:1] in "[-" else val
+        key = key.strip()
+        # a key's tail may be all digits ("0001"): it stays text
+        numeric = key != "key" and (val[:1].isdigit() or val[:1] in "[-")
+        raw[key] = json.loads(val) if numeric else val
     return parse_fault(raw)
 
 
@@ -140,12 +159,12 @@ class FaultStore:
         with self._lock:
             return [dict(r.fault.to_json(), matched=r.matched, fired=r.fired) for r in self._rules]
 
-    def pick(self, endpoint: str, profile: str, model: str | None) -> Fault | None:
+    def pick(self, endpoint: str, profile: str, model: str | None,
+             key: str = "") -> Fault | None:
         with self._lock:
             for rule in self._rules:
                 f = rule.fault
-                if (f.endpoint not in (None, endpoint) or f.profile not in (None, profile)
-                        or f.model not in (None, model)):
+                if not f.matches(endpoint, profile, model, key):
                     continue
                 rule.matched += 1
                 n = rule.matched

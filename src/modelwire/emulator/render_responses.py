@@ -45,10 +45,13 @@ def output_items(parsed: Parsed, reply: Reply, ctx: RenderContext) -> list[dict[
         items.append({"id": new_id("msg_", 48), "type": "message", "status": "completed",
                       "content": [{"type": "output_text", "annotations": [], "logprobs": [],
                                    "text": reply.text}], "role": "assistant"})
+    namespaces = parsed.options.get("namespaces") or {}
     for call in reply.calls:
-        items.append({"id": new_id("fc_", 48), "type": "function_call", "status": "completed",
-                      "arguments": call.arguments, "call_id": new_id("call_", 24),
-                      "name": call.name})
+        item = {"id": new_id("fc_", 48), "type": "function_call", "status": "completed",
+                "arguments": call.arguments, "call_id": new_id("call_", 24), "name": call.name}
+        if call.name in namespaces:  # a namespace member: the API names the two apart
+            item["namespace"], item["name"] = namespaces[call.name]
+        items.append(item)
     return items
 
 

@@ -16,7 +16,9 @@ from typing import Any
 
 from ..errors import ModelwireError
 from .auth import GatewayKeys
+from .clients import ClientCache
 from .errors import Door, GatewayError, HttpError, error_body, retry_after_header
+from .limits import Limits
 from .models import ModelTable
 from .seal import Sealer
 
@@ -41,20 +43,26 @@ class Gateway:
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
         self.models = ModelTable.from_config(config)
+        self.limits = Limits.from_config(gw)
+        self.slots: Any = None  # gateway.max_concurrent_per_model, when set
+        if self.limits.max_concurrent_per_model is not None:
+            from .slots import ModelSlots
+
+            self.slots = ModelSlots(self.limits.max_concurrent_per_model, self.limits.queue_timeout)
         self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
         self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
         self.access_log = bool(getattr(gw, "access_log", True))
+        self.unsupported_tools = str(getattr(gw, "unsupported_tools", None) or "drop")
         from ..resilience import RetryPolicy
 
         # a request is not held for a long Retry-After: its client's SDK retries itself
         self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
-        seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
+        seal_env = self.seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
         if self.sealer.ephemeral:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
-        self._clients: dict[str, Any] = {}
-        self._keyed: list[str] = []  # passthrough clients, oldest first
+        self._clients = ClientCache(_configured_names(config), self.limits.max_adhoc_clients, self._retire)
         routing = getattr(config, "smart_routing", None)
         self.routing_on = bool(routing and routing.enabled and routing.cheap_model)
         self.routing_memory: Any = None
@@ -62,6 +70,8 @@ class Gateway:
             from ..routing import RoutingMemory
 
             self.routing_memory = RoutingMemory()
+        self._seal_logged: float | None = None  # when unopened seals were last logged
+        self._closing: set[Any] = set()  # evicted clients' close tasks, kept from the collector
         self.draining = False
         self.drain_expired = False
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
@@ -125,14 +135,29 @@ class Gateway:
         if client is None:
             from ..client import AsyncClient
 
-            client = self._clients[slot] = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
-            if key is not None:
-                self._keyed.append(slot)
-                if len(self._keyed) > 256:
-                    old = self._clients.pop(self._keyed.pop(0), None)
-                    if old is not None and self._loop is not None:
-                        self._loop.create_task(old.close())
+            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
+            self._clients.put(slot, client)
         return client
+
+    def _retire(self, client: Any) -> None:
+        """An evicted client: closed in the loop (its running streams finish first)."""
+        if self._loop is not None:
+            task = self._loop.create_task(client.close())
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+
+    def seals_unopened(self) -> str:
+        """A request held seals that did not open: logged at most once a minute, with
+        what to set; the text is the answer's ``x-modelwire-warning``."""
+        import time
+
+        warning = (f"sealed reasoning did not open under this gateway's secret and was dropped; "
+                   f"give every instance the same {self.seal_env}")
+        now = time.monotonic()
+        if self._seal_logged is None or now - self._seal_logged >= 60:
+            self._seal_logged = now
+            log.warning("%s (%d unopened so far; tampered envelopes count too)", warning, self.sealer.unopened)
+        return warning
 
     def health(self) -> dict[str, Any]:
         """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
@@ -169,12 +194,27 @@ class Gateway:
             "draining": self.draining,
             "models": len(self.models.names),
             "problems": problems,
+            "seals_unopened": self.sealer.unopened,
+            "limits": self.limits.as_dict(),
         }
 
     async def aclose(self) -> None:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+
+
+def _configured_names(config: Any) -> frozenset[str]:
+    """Model strings the config names (models, alias targets, the default, the cheap
+    model): their clients are pinned, never evicted."""
+    names = set(getattr(config, "models", {}) or {})
+    gw = getattr(config, "gateway", None)
+    names.update((getattr(gw, "aliases", {}) or {}).values())
+    routing = getattr(config, "smart_routing", None)
+    for name in (getattr(config, "default_model", None), getattr(routing, "cheap_model", None)):
+        if name:
+            names.add(name)
+    return frozenset(names)
 
 
 def _fingerprint(key: str) -> str:
@@ -347,6 +387,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         Route("/health", Endpoint(health), methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    # Starlette answers a path with a trailing slash with a redirect built from the
+    # client's Host header (an open redirect): such paths are a plain 404 instead
+    app.router.redirect_slashes = False
     app.state.gateway = gateway
     # exact paths only: a route with parameters needs Starlette's matching
     return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ()) if "{" not in r.path})
@@ -371,6 +414,12 @@ class FrontDoors:
     @property
     def state(self) -> Any:
         return self.starlette.state
+
+    @property
+    def limits(self) -> Limits:
+        """What the gateway's HTTP protocol enforces per connection (:mod:`.h1server`)."""
+        limits: Limits = self.starlette.state.gateway.limits
+        return limits
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":

@@ -13,12 +13,13 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .errors import GatewayError
 
-__all__ = ["GatewayKeys", "is_loopback", "presented_key"]
+__all__ = ["GatewayKeys", "bind_addresses", "is_loopback", "presented_key"]
 
 
 def presented_key(headers: Mapping[str, str]) -> str | None:
@@ -28,13 +29,33 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
     return headers.get("x-api-key") or None
 
 
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
+def bind_addresses(host: str) -> tuple[str, ...]:
+    """The addresses a server bound to ``host`` listens on: what ``getaddrinfo`` gives for
+    a passive socket (``""`` is every interface, as the event loop's ``create_server``
+    reads it). Empty when the name does not resolve."""
+    name = host.strip().strip("[]") or None
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
+        infos = socket.getaddrinfo(name, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError):
+        return ()
+    return tuple(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address ``host`` binds is a loopback one: the check runs on the
+    resolved addresses, not the string (``""``, ``0.0.0.0``, ``::`` and a name that
+    resolves elsewhere all bind more than loopback)."""
+    addresses = bind_addresses(host)
+    if not addresses:
         return False
+    for address in addresses:
+        try:
+            ip = ipaddress.ip_address(address.partition("%")[0])
+        except ValueError:
+            return False
+        if not ip.is_loopback:
+            return False
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from .. import errors as E
+from .scrub import scrub
 
-__all__ = ["Door", "GatewayError", "HttpError", "error_body", "from_exception"]
+__all__ = ["Door", "GatewayError", "HttpError", "error_body", "from_exception", "scrubbed"]
 
 Door: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 
@@ -47,16 +48,17 @@ class HttpError:
 class GatewayError(Exception):
     """Raised inside the gateway for a client-facing error (before any upstream call)."""
 
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, *,
+                 retry_after: float | None = None) -> None:
         super().__init__(message)
-        self.http = HttpError(status, message, code)
+        self.http = HttpError(status, message, code, retry_after)
 
 
 def from_exception(exc: BaseException, door: Door) -> HttpError:
     """Map any error to what the client at ``door`` should see."""
     if isinstance(exc, GatewayError):
         return exc.http
-    msg = str(exc) or type(exc).__name__
+    msg = scrub(str(exc)) or type(exc).__name__
     if isinstance(exc, E.PoolExhaustedError):
         import time
 
@@ -81,8 +83,20 @@ def from_exception(exc: BaseException, door: Door) -> HttpError:
     return HttpError(500, "internal gateway error", "internal_error")
 
 
+def scrubbed(exc: E.ModelwireError) -> E.ModelwireError:
+    """``exc`` with its message scrubbed of key-like strings (:mod:`.scrub`), for a
+    stream's error event (the encoders write ``str(error)``); changed in place: the
+    gateway is its last holder."""
+    text = str(exc)
+    clean = scrub(text)
+    if clean != text:
+        exc.args = (clean,)
+        exc.message = clean
+    return exc
+
+
 def _provider(exc: E.ProviderError, door: Door) -> HttpError:
-    msg = str(exc)
+    msg = scrub(str(exc))
     if isinstance(exc, (E.AuthenticationError, E.PermissionDeniedError, E.BillingError)):
         # the gateway's own upstream credential failed: not the client's key
         return HttpError(502, f"upstream {exc.provider or ''} rejected the gateway's credential: {msg}".replace("  ", " "), "upstream_auth")

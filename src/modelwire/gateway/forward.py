@@ -29,7 +29,7 @@ _LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400", "param_
 def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
     ctx.upstream = f"{fwd.endpoint.profile.name}/{fwd.endpoint.model_id}"
     ctx.lane = True
-    return {
+    headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": ms_text(overhead_ms),
         "x-modelwire-attempts": "1",
@@ -37,6 +37,9 @@ def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str
         "x-modelwire-model": ctx.upstream,
         "x-modelwire-lane": "passthrough",
     }
+    if ctx.warning:
+        headers["x-modelwire-warning"] = ctx.warning
+    return headers
 
 
 def _give_up(fwd: Forward, err: ModelwireError) -> bool:

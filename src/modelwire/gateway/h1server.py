@@ -24,7 +24,11 @@ pipelined requests answered in order, ``Expect: 100-continue``, read back-pressu
 (reading pauses while more than 64 KiB of body waits for the app), write
 back-pressure (``send`` waits while the socket's buffer is full), ``http.disconnect``
 once the client is gone, 400 for bytes that are not HTTP/1.1, a 500 when the app
-fails before answering, ``limit_concurrency``'s 503, graceful shutdown. What it does
+fails before answering, ``limit_concurrency``'s 503, graceful shutdown. What it adds:
+the gateway's limits (:mod:`.limits`, read from the app): a whole head within
+``header_timeout``, a body byte at least every ``body_timeout``, idle connections
+closed after ``keep_alive_timeout``, at most ``max_connections``; what the server
+answers itself (400, 408, the cap's 503) is JSON in the door's error shape. What it does
 not do: WebSocket or h2c upgrades (never asked of the gateway; served as plain
 HTTP/1.1), uvicorn's access log (the gateway writes its own).
 """
@@ -39,8 +43,11 @@ from typing import Any
 from urllib.parse import unquote
 
 import httptools
+import orjson
 
 from .asgi import ClientGone, Request
+from .errors import HttpError, error_body
+from .limits import Limits, default_max_connections
 
 __all__ = ["GatewayHTTP"]
 
@@ -74,6 +81,21 @@ def _plain(code: int, text: str, default_headers: list[tuple[bytes, bytes]]) -> 
     head = b"".join(b"%s: %s\r\n" % kv for kv in default_headers)
     return (_status_line(code) + head + b"content-type: text/plain; charset=utf-8\r\n"
             b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+
+
+def _json(code: int, text: str, error_code: str, path: bytes, default_headers: list[tuple[bytes, bytes]],
+          extra: bytes = b"") -> bytes:
+    """An answer the server gives itself (a bad request line, a timeout, the connection
+    cap) in the error shape of the door the path names: Anthropic's under /v1/messages,
+    else OpenAI's (the Chat Completions and Responses doors share it). Closes."""
+    from .app import _request_id  # the app's id scheme; imported late: app is the heavier module
+
+    rid = _request_id()
+    door = "anthropic_messages" if path.startswith(b"/v1/messages") else "chat_completions"
+    body = orjson.dumps(error_body(HttpError(code, text, error_code), door, rid))
+    head = b"".join(b"%s: %s\r\n" % kv for kv in default_headers)
+    return (_status_line(code) + head + b"content-type: application/json\r\nx-request-id: %s\r\n%s"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (rid.encode(), extra, len(body), body))
 
 
 class _Cycle:
@@ -258,7 +280,13 @@ class GatewayHTTP(asyncio.Protocol):
         self.state = server_state
         self.app_state = app_state
         self.root_path: str = config.root_path
-        self.keep_alive_s: float = config.timeout_keep_alive
+        # the gateway's limits (gateway.header_timeout...); any other app: uvicorn's
+        # keep-alive timeout and the defaults
+        limits = _limits_of(self.app)
+        if limits is None:
+            limits = Limits(max_connections=default_max_connections(), keep_alive_timeout=config.timeout_keep_alive)
+        self.limits = limits
+        self.keep_alive_s: float = limits.keep_alive_timeout
         self.limit: int | None = config.limit_concurrency
         self.parser = httptools.HttpRequestParser(self)
         self.transport: Any = None
@@ -271,11 +299,14 @@ class GatewayHTTP(asyncio.Protocol):
         # cancelled and made again per request (a timer handle each way, per request)
         self.timer: Any = None
         self.idle_since: float | None = None  # when the last response ended; None: busy
+        self.head_since: float | None = None  # when a request's head began to arrive
+        self.last_read = 0.0  # when the last bytes arrived (a body's timeout counts from it)
         self.read_paused = False
         self.write_paused = False
         self.drained: asyncio.Future[None] | None = None
         self.closing = False
         self.url = b""
+        self.path = b""  # the last request's path (which door's shape an error takes)
         self.headers: list[tuple[bytes, bytes]] = []
         self.parsing: _Cycle | None = None  # the request whose bytes are arriving
 
@@ -287,8 +318,23 @@ class GatewayHTTP(asyncio.Protocol):
         self.client = _addr(transport.get_extra_info("peername"))
         if transport.get_extra_info("sslcontext") is not None:
             self.scheme = "https"
-        self.idle_since = self.loop.time()
-        self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+        if len(self.state.connections) > self.limits.max_connections:
+            self._over_capacity()
+            return
+        self.idle_since = self.last_read = self.loop.time()
+        self.timer = self.loop.call_later(self.keep_alive_s, self._on_timer)
+
+    def _over_capacity(self) -> None:
+        """One connection past ``gateway.max_connections``: a 503 and a close, before
+        reading anything (the descriptors left are the upstreams')."""
+        log.warning("connection refused: %d open, gateway.max_connections is %d",
+                    len(self.state.connections) - 1, self.limits.max_connections)
+        self.transport.write(_json(
+            503, f"the gateway has {self.limits.max_connections} connections open, its limit "
+            "(gateway.max_connections); retry shortly", "too_many_connections", b"",
+            self.state.default_headers, b"retry-after: 1\r\n"))
+        self.closing = True
+        self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.connections.discard(self)
@@ -310,32 +356,79 @@ class GatewayHTTP(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.idle_since = None  # bytes came: not idle until the next response ends
+        now = self.last_read = self.loop.time()
+        if self.parsing is None and self.head_since is None:
+            self.head_since = now  # a new request's head: gateway.header_timeout from here
+            self._arm(now + self.limits.header_timeout)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             pass  # an Upgrade the gateway does not do (h2c, websocket): plain HTTP/1.1 it is
-        except httptools.HttpParserError:
-            self._reject(400, "Invalid HTTP request received.")
+        except httptools.HttpParserError as exc:
+            self._reject(400, f"Invalid HTTP request received: {exc}", "invalid_http")
 
-    def _reject(self, code: int, text: str) -> None:
+    def _reject(self, code: int, text: str, error_code: str) -> None:
+        """An error the server answers itself, in the door's JSON shape, then a close."""
         if self.cycle is None or not self.cycle.started:
-            self.transport.write(_plain(code, text, self.state.default_headers))
+            self.transport.write(_json(code, text, error_code, self.url or self._path(), self.state.default_headers))
         self.closing = True
         self.transport.close()
 
-    def _idle_timeout(self) -> None:
+    def _path(self) -> bytes:
+        return self.path  # the last request's: its door frames the error
+
+    def _arm(self, due: float) -> None:
+        """The connection's one timer, moved earlier when ``due`` comes before it."""
+        timer = self.timer
+        if timer is not None:
+            if timer.when() <= due:
+                return
+            timer.cancel()
+        self.timer = self.loop.call_at(due, self._on_timer)
+
+    def _on_timer(self) -> None:
+        """Which deadline applies now, and whether it passed: an idle connection's
+        keep-alive, a head's ``header_timeout`` (whole), a body's ``body_timeout``
+        (since its last byte). While the app answers, none: the answer re-arms it."""
         self.timer = None
         if self.transport.is_closing():
             return
-        since = self.idle_since
-        if since is None or self.cycle is not None:
-            # busy (or a request still arriving): no timer until its response ends
-            return
-        left = since + self.keep_alive_s - self.loop.time()
-        if left > 0.001:  # a request came and went since this timer was armed
-            self.timer = self.loop.call_later(left, self._idle_timeout)
-        else:
-            self.transport.close()
+        now = self.loop.time()
+        parsing, limits = self.parsing, self.limits
+        if parsing is not None:  # a body still arriving (perhaps for an answer already given)
+            if self.read_paused and not parsing.complete:  # the app has not read what came
+                self._arm(now + limits.body_timeout)
+                return
+            due = self.last_read + limits.body_timeout
+            if now < due:
+                self._arm(due)
+            elif parsing.complete:
+                self.transport.close()  # answered early (a 404, a 413): nothing more to say
+            else:
+                self._timed_out(f"no byte of the request body for {limits.body_timeout:g} s "
+                                "(gateway.body_timeout)")
+        elif self.cycle is not None:
+            return  # busy: response_done re-arms
+        elif self.head_since is not None:
+            due = self.head_since + limits.header_timeout
+            if now >= due:
+                self._timed_out(f"the request head did not arrive within {limits.header_timeout:g} s "
+                                "(gateway.header_timeout)")
+            else:
+                self._arm(due)
+        elif self.idle_since is not None:
+            due = self.idle_since + self.keep_alive_s
+            if now >= due:
+                self.transport.close()
+            else:
+                self._arm(due)
+
+    def _timed_out(self, text: str) -> None:
+        log.info("request timed out: %s", text)
+        if self.cycle is not None:
+            self.cycle.disconnected = True  # its app sees the client gone, not a 500 to answer
+            self.cycle.wake()
+        self._reject(408, text, "request_timeout")
 
     def shutdown(self) -> None:
         """uvicorn's graceful shutdown: idle connections close now, busy ones after
@@ -381,6 +474,7 @@ class GatewayHTTP(asyncio.Protocol):
         else:  # absolute form (a proxy-style request line)
             parsed = httptools.parse_url(url)
             raw_path, query = parsed.path or b"/", parsed.query or b""
+        self.path = raw_path
         path = raw_path.decode("latin-1")
         if "%" in path:
             path = unquote(path)
@@ -409,6 +503,8 @@ class GatewayHTTP(asyncio.Protocol):
         # ready for the next message (here, not in an on_message_begin: one callback less)
         self.url = b""
         self.headers = []
+        self.head_since = None
+        self._arm(self.last_read + self.limits.body_timeout)  # moved only if sooner
         if self.cycle is None:
             self._start(cycle)
         else:  # pipelined: answered after the ones before it
@@ -553,7 +649,20 @@ class GatewayHTTP(asyncio.Protocol):
         self.resume_reading()
         self.idle_since = self.loop.time()
         if self.timer is None:
-            self.timer = self.loop.call_later(self.keep_alive_s, self._idle_timeout)
+            self.timer = self.loop.call_later(self.keep_alive_s, self._on_timer)
+
+
+def _limits_of(app: Any) -> Limits | None:
+    """The gateway's limits, under whatever uvicorn wrapped around it (its proxy-headers
+    middleware keeps the app as ``.app``)."""
+    for _ in range(4):  # uvicorn stacks at most a few middlewares
+        limits = getattr(app, "limits", None)
+        if isinstance(limits, Limits):
+            return limits
+        app = getattr(app, "app", None)
+        if app is None:
+            return None
+    return None
 
 
 def _addr(info: Any) -> tuple[str, int] | None:

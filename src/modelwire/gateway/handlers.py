@@ -17,12 +17,15 @@ from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
-from .asgi import Reply
+from .asgi import ClientGone, Reply
+from .depth import check_depth
 from .doors import answer_args, open_sealed, seal_events, seal_message
-from .errors import Door, GatewayError, from_exception
+from .errors import Door, GatewayError, from_exception, scrubbed
 from .forward import forward
+from .hosted import fit_tools
 from .lane import eligible, same_protocol
 from .seal import may_hold_envelope
+from .slots import HeldStream
 
 __all__ = ["make_handlers"]
 
@@ -46,9 +49,11 @@ class _Ctx:
     streaming: bool = False  # a stream's body logs when it ends, not the handler
     lane: bool = False
     lane_tries: int = 0  # lane attempts that failed over to the translating path
+    warning: str | None = None  # x-modelwire-warning: a misconfiguration the operator should fix
     # the request holds content the internal model cannot carry: only the lane (which
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
+    dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
@@ -86,8 +91,12 @@ def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
     }
     if ctx.route:
         headers["x-modelwire-route"] = ctx.route
+    if ctx.warning:
+        headers["x-modelwire-warning"] = ctx.warning
     if ctx.lane:
         headers["x-modelwire-lane"] = "passthrough"
+    if ctx.dropped_tools:
+        headers["x-modelwire-dropped-tools"] = ", ".join(ctx.dropped_tools)
     return headers
 
 
@@ -191,6 +200,8 @@ class _Handlers:
             raise GatewayError(400, f"request body is not valid JSON: {exc}", "invalid_json") from exc
         if not isinstance(data, dict):
             raise GatewayError(400, "request body must be a JSON object", "invalid_json")
+        limits = self.gw.limits
+        check_depth(body, data, limits.max_json_depth, limits.max_schema_depth)
         ctx.raw_model = data.get("model")
         if ctx.door == "responses":
             # state kept by OpenAI's servers: the conversation would be lost, not continued
@@ -215,11 +226,16 @@ class _Handlers:
             # mistake a 400 even where it does not
             raise GatewayError(400, f"invalid request: {type(exc).__name__}: {exc}", "invalid_request") from exc
         if may_hold_envelope(body):  # else no message has anything to open (not walked)
-            req["messages"] = open_sealed(list(req.get("messages") or []), self.gw.sealer)
+            sealer = self.gw.sealer
+            before = sealer.unopened
+            req["messages"] = open_sealed(list(req.get("messages") or []), sealer)
+            if sealer.unopened != before:
+                ctx.warning = self.gw.seals_unopened()
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
         ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
+        held: str | None = None  # the model whose slot this request holds
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
@@ -232,6 +248,9 @@ class _Handlers:
                 ctx.model, req["messages"], request.headers.get("x-modelwire-conversation-id"))
             if route is not None:
                 ctx.route = f"{route.kind}: {route.reason}"
+            if self.gw.slots is not None:
+                await self.gw.slots.acquire(ctx.model)
+                held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
             same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
@@ -239,14 +258,19 @@ class _Handlers:
                 forwarded = await forward(client, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
+                    held = self._hand_slot(forwarded, held)
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
                 raise ctx.unexpressible  # translating needs the internal model
+            if door == "responses" and req.get("tools"):
+                self._fit_tools(req, client, ctx)
             opts = _client_options(req, door)
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
-                return await self._stream(client, req, opts, ctx)
+                streamed = await self._stream(client, req, opts, ctx)
+                held = self._hand_slot(streamed, held)
+                return streamed
             before_upstream = time.perf_counter()
             work = CLIENT_WORK.get()
             completion = await client.complete(req["messages"], **opts)
@@ -267,8 +291,8 @@ class _Handlers:
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
             return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
-        except asyncio.CancelledError:
-            ctx.status = 499
+        except (asyncio.CancelledError, ClientGone):
+            ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
         except Exception as exc:  # every error leaves in the door's own shape
             if not isinstance(exc, (GatewayError, ModelwireError)):
@@ -277,8 +301,32 @@ class _Handlers:
             ctx.status = err.status
             return _error_response(err, door, ctx.request_id)
         finally:
+            if held is not None:
+                self.gw.slots.release(held)
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
+
+    def _hand_slot(self, reply: Any, held: str | None) -> str | None:
+        """A streamed reply keeps the model's slot until its stream ends; what is left
+        for ``_serve`` to release (``None``: nothing)."""
+        if held is None or reply.stream is None:
+            return held
+        slots = self.gw.slots
+        reply.stream = HeldStream(reply.stream, lambda: slots.release(held))
+        return None
+
+    def _fit_tools(self, req: dict[str, Any], client: Any, ctx: _Ctx) -> None:
+        """Hosted tools the upstream cannot run: dropped, refused or mapped (see
+        :mod:`modelwire.gateway.hosted`)."""
+        fit = fit_tools(req["tools"], ctx.door, getattr(client, "api_mode", ctx.door), self.gw.unsupported_tools)
+        if not fit.dropped and not fit.mapped:
+            return
+        req["tools"] = fit.tools
+        ctx.dropped_tools = fit.dropped
+        choice = req.get("tool_choice")
+        if isinstance(choice, dict) and choice.get("type") in fit.dropped + fit.mapped:
+            # a choice of a tool no longer sent: the model chooses (mapped: it has the name)
+            req["tool_choice"] = "auto" if choice["type"] in fit.dropped else "required"
 
     async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
@@ -321,7 +369,7 @@ class _Handlers:
                     ctx.tokens = done.usage["total_tokens"]
             except ModelwireError as exc:
                 ctx.status = from_exception(exc, door).status
-                yield encoder.feed(StreamError(exc))
+                yield encoder.feed(StreamError(scrubbed(exc)))
                 yield encoder.close()
             except asyncio.CancelledError:
                 if not gw.drain_expired:
@@ -345,6 +393,10 @@ class _Handlers:
                             if k != "x-modelwire-overhead-ms"})
         else:
             headers["x-modelwire-model"] = ctx.model
+            if ctx.warning:
+                headers["x-modelwire-warning"] = ctx.warning
+            if ctx.dropped_tools:
+                headers["x-modelwire-dropped-tools"] = ", ".join(ctx.dropped_tools)
         return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from .errors import GatewayError
 
-__all__ = ["ModelTable"]
+__all__ = ["ModelTable", "is_local_server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,23 +18,45 @@ class ModelTable:
     Order: an alias (``gateway.aliases``, e.g. the ``claude-*`` ids Claude
     Code sends, including its background requests' ids), then a configured
     model name, then — only with ``gateway.allow_provider_models`` — a
-    ``provider/model`` string. Anything else is a 404 naming what exists.
+    ``provider/model`` string whose provider a client may choose (:meth:`may_choose`).
+    Anything else is a 404 naming what exists, before any upstream request.
     """
 
     names: tuple[str, ...]
     aliases: dict[str, str]
-    allow_provider_models: bool
+    allow_provider_models: bool | tuple[str, ...]
     default_model: str | None = None
+    # local servers the config already points a model at: clients may name them too
+    local_configured: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, config: Any) -> ModelTable:
         gw = getattr(config, "gateway", None)
+        allowed = getattr(gw, "allow_provider_models", False)
+        entries = (getattr(config, "models", {}) or {}).values()
         return cls(
             names=tuple(getattr(config, "models", {}) or {}),
             aliases=dict(getattr(gw, "aliases", {}) or {}),
-            allow_provider_models=bool(getattr(gw, "allow_provider_models", False)),
+            allow_provider_models=tuple(allowed) if isinstance(allowed, (list, tuple)) else bool(allowed),
             default_model=getattr(config, "default_model", None),
+            local_configured=frozenset(e.provider for e in entries if is_local_server(e.provider)),
         )
+
+    def may_choose(self, provider: str) -> bool:
+        """Whether a client may send ``provider/...``: with ``true`` every cloud provider
+        and the emulators, a local server (ollama, llamacpp, lmstudio, vllm, custom) only
+        when a configured model uses it; with a list, the providers it names."""
+        from ..providers.catalog import ALIASES, CATALOG
+
+        name = ALIASES.get(provider.lower(), provider.lower())
+        if name not in CATALOG:
+            return False  # an unknown provider: a 404 here rather than a ConfigError later
+        allowed = self.allow_provider_models
+        if isinstance(allowed, tuple):
+            return name in allowed
+        if not allowed:
+            return False
+        return not is_local_server(name) or name in self.local_configured
 
     def resolve(self, requested: Any) -> str:
         if not isinstance(requested, str) or not requested:
@@ -43,10 +65,16 @@ class ModelTable:
             return self.aliases[requested]
         if requested in self.names:
             return requested
-        if self.allow_provider_models and "/" in requested:
-            return requested
+        provider, slash, _ = requested.partition("/")
+        if self.allow_provider_models and slash:
+            if self.may_choose(provider):
+                return requested
+            hint = f" (provider {provider!r} is not open to clients: gateway.allow_provider_models)"
+        elif slash:
+            hint = " (provider/model strings are off: gateway.allow_provider_models)"
+        else:
+            hint = ""
         known = ", ".join(sorted(set(self.names) | set(self.aliases))) or "none configured"
-        hint = "" if self.allow_provider_models else " (provider/model strings are off: gateway.allow_provider_models)"
         raise GatewayError(404, f"unknown model {requested!r}; available: {known}{hint}", "model_not_found")
 
     def listing(self, anthropic: bool) -> dict[str, Any]:
@@ -70,6 +98,17 @@ class ModelTable:
         """GET /v1/models/{id}: the model in the door's shape, or the 404 ``resolve`` gives."""
         self.resolve(requested)
         return _anthropic_model(requested) if anthropic else _openai_model(requested, int(time.time()))
+
+
+def is_local_server(provider: str) -> bool:
+    """A provider row for a server on the user's own machine or network (not the
+    in-process emulators): what a client must not reach unless the config does."""
+    from ..providers.catalog import CATALOG
+
+    profile = CATALOG.get(provider)
+    if profile is None:
+        return False
+    return provider == "custom" or (profile.local and not provider.startswith("emulator"))
 
 
 def _openai_model(model: str, created: int) -> dict[str, Any]:

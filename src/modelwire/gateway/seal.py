@@ -76,6 +76,9 @@ class Sealer:
             raise ConfigError("the gateway seal secret must be at least 16 characters")
         key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=_AAD).derive(raw)
         self._aead = AESGCM(key)
+        # envelopes that did not open (tampered, or sealed under another instance's
+        # secret): a count for /health, so a misconfigured deployment shows itself
+        self.unopened = 0
 
     def seal(self, issuer: str, block: dict[str, Any]) -> str:
         import orjson
@@ -102,7 +105,9 @@ class Sealer:
             plain = self._aead.decrypt(data[:12], data[12:], _AAD)
             obj = orjson.loads(plain)
         except (ValueError, InvalidTag, orjson.JSONDecodeError):
+            self.unopened += 1
             return None
         if not isinstance(obj, dict) or not isinstance(obj.get("i"), str) or not isinstance(obj.get("b"), dict):
+            self.unopened += 1
             return None
         return _Opened(obj["i"], obj["b"])

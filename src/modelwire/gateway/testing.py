@@ -38,6 +38,7 @@ class RunningGateway:
         self.app = create_app(self.config, environ=self.environ)
         cfg = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                              access_log=False, lifespan="on", timeout_graceful_shutdown=2,
+                             proxy_headers=False,  # as `modelwire serve`: the front doors called directly
                              http=self.http or GatewayHTTP)
         self._server = uvicorn.Server(cfg)
         self._thread = threading.Thread(target=self._server.run, name="modelwire-gateway", daemon=True)

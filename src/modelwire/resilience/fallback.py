@@ -23,54 +23,74 @@ from ..errors import ConfigError
 
 __all__ = ["FallbackChain", "Skipped", "StickyFallback", "StickyStart"]
 
+E = TypeVar("E")
 R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
+    """A fallback entry left out of the chain, and why; ``unusable``: it could not be
+    resolved (a duplicate of an earlier entry is skipped but not unusable)."""
+
     model: str
     reason: str
+    unusable: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.model} ({self.reason})"
 
 
-class FallbackChain(Generic[R]):
+class FallbackChain(Generic[E, R]):
     """``FallbackChain(primary, fallback, resolve, key)``: the resolved entries, in order.
 
-    ``resolve(model_string)`` returns a resolved model or raises
+    Entries are model strings or anything ``label`` names (a :class:`~modelwire.Model`:
+    its name). ``resolve(entry)`` returns a resolved model or raises
     :class:`~modelwire.ConfigError` (the primary's error propagates; a
-    fallback's is recorded in :attr:`skipped`). ``key(resolved)`` identifies
-    an endpoint+model, so duplicates are skipped. Resolving does no I/O, so
-    the whole chain is resolved up front.
+    fallback's is recorded in :attr:`skipped`, or raised when ``strict``, naming the
+    entry). ``key(resolved)`` identifies an endpoint+model, so duplicates are skipped.
+    Resolving does no I/O, so the whole chain is resolved up front.
     """
 
     def __init__(
         self,
-        primary: str,
-        fallback: Sequence[str],
-        resolve: Callable[[str], R],
+        primary: E,
+        fallback: Sequence[E],
+        resolve: Callable[[E], R],
         key: Callable[[R], Any],
+        *,
+        label: Callable[[E], str] = str,
+        strict: bool = False,
     ) -> None:
         self.primary = primary
         self.skipped: list[Skipped] = []
         first = resolve(primary)  # the primary's own error is the caller's to see
-        self.entries: list[tuple[str, R]] = [(primary, first)]
+        self.entries: list[tuple[E, R]] = [(primary, first)]
         seen: set[Any] = {key(first)}
-        names: set[str] = {primary}
-        for name in fallback:
-            if name in names:
+        given: set[Any] = {primary}
+        for entry in fallback:
+            name = label(entry)
+            if entry in given:
                 self.skipped.append(Skipped(name, "same as an earlier model in the chain"))
                 continue
-            names.add(name)
+            given.add(entry)
             try:
-                resolved = resolve(name)
+                resolved = resolve(entry)
             except ConfigError as exc:
-                self.skipped.append(Skipped(name, f"not configured: {exc}"))
+                if strict:
+                    raise ConfigError(f"fallback {name!r} cannot be used: {exc}") from exc
+                self.skipped.append(Skipped(name, f"not configured: {exc}", unusable=True))
                 continue
             k = key(resolved)
             if k in seen:
                 self.skipped.append(Skipped(name, "same endpoint and model as an earlier entry"))
                 continue
             seen.add(k)
-            self.entries.append((name, resolved))
+            self.entries.append((entry, resolved))
+
+    @property
+    def unusable(self) -> tuple[Skipped, ...]:
+        """The skipped entries that could not be resolved (not mere duplicates)."""
+        return tuple(s for s in self.skipped if s.unusable)
 
     def __iter__(self) -> Iterator[tuple[str, R]]:
         return iter(self.entries)

@@ -15,6 +15,14 @@ in-process :class:`~.memory.MemoryStore` seeded with the last records it read, s
 requests keep flowing (each machine then cools and leases on its own). It tries
 Redis again every :data:`RECONNECT_INTERVAL` seconds (peers' bug: an unreachable
 Redis blocked every request forever, litellm PR#35273).
+
+Reconcile: what the store did locally while degraded is journaled (:mod:`.journal`)
+and merged into Redis in one transaction when it answers again, then logged. While
+degraded each process cools, counts and caps leases on its own: a cap is per process
+until the merge. A generation key (``{prefix}generation``), checked on reconnect and
+every :data:`RECONNECT_INTERVAL` seconds, tells a store that came back empty (a restart
+without persistence) from a new one: the records this process holds, with their salt,
+are written back and the event logged, never a silent "no credentials".
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any, TypeVar
 from ..cooldown import Mark
 from ..credential import PooledCredential
 from ._ops import Acquired, Order, new_lease_id
+from .journal import Journal
 from .memory import MemoryStore
 
 __all__ = ["RedisStore"]
@@ -146,12 +155,16 @@ return 0
 
 class RedisStore:
     def __init__(self, url: str, *, prefix: str = "modelwire:", client: Any = None,
-                 timeout: float = TIMEOUT) -> None:
+                 timeout: float = TIMEOUT, reconnect_interval: float = RECONNECT_INTERVAL) -> None:
         import redis
 
         self.url = url
         self.prefix = prefix
         self.health = "ok"
+        self.reconnect_interval = reconnect_interval
+        self.journal = Journal()  # local changes while degraded, merged on return
+        self._generation: str | None = None  # the store's generation this process knows
+        self._checked_at: float | None = None  # when the generation was last checked
         # transport-level failures only; a script error (ResponseError) is a bug and raises
         self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError,
                         redis.exceptions.InvalidResponse, OSError)
@@ -167,9 +180,16 @@ class RedisStore:
 
     # ------------------------------------------------------------------ fail-open
     def _call(self, op: Callable[[], T], fallback: Callable[[MemoryStore], T]) -> T:
-        if self._down_since is not None and time.monotonic() - self._down_since < RECONNECT_INTERVAL:
+        now = time.monotonic()
+        down = self._down_since
+        if down is not None and now - down < self.reconnect_interval:
             return fallback(self._fallback)
         try:
+            if down is not None:
+                self._recover()
+            elif self._checked_at is None or now - self._checked_at >= self.reconnect_interval:
+                self._checked_at = now
+                self._check_generation()
             result = op()
         except self._errors as exc:
             if self._down_since is None:
@@ -178,11 +198,81 @@ class RedisStore:
             self._down_since = time.monotonic()
             self.health = "degraded"
             return fallback(self._fallback)
-        if self._down_since is not None:
-            log.warning("credential store %s reachable again", self._safe_url())
-        self._down_since = None
-        self.health = "ok"
         return result
+
+    # ------------------------------------------------------------------ reconcile
+    def _recover(self) -> None:
+        """Redis answers again: check its generation, merge the journal, say so."""
+        self._check_generation()
+        merged = self.journal.summary() if self.journal else "nothing to merge"
+        self._replay(self.journal)
+        self.journal = Journal()
+        self._down_since = None
+        self._checked_at = time.monotonic()
+        self.health = "ok"
+        log.warning("credential store %s reachable again; merged local changes: %s", self._safe_url(), merged)
+
+    def _check_generation(self) -> None:
+        """A store emptied behind this process's back (restart without persistence, a
+        flush) is written back from the local copy; a new store gets its generation."""
+        key = self._k("generation")
+        current = self._redis.get(key)
+        if current is not None:
+            if self._generation is not None and current != self._generation:
+                # emptied, and a process with nothing to restore marked it as new, or a
+                # peer re-seeded it first: either way, add what only this process knows
+                self._reseed("has a new generation (emptied since this process last saw it)")
+            self._generation = current
+            return
+        known = self._fallback.list()
+        if self._generation is None and not known:
+            self._redis.set(key, new_lease_id(), nx=True)  # a new store (or our first look)
+            self._generation = self._redis.get(key)
+            return
+        self._redis.set(key, new_lease_id(), nx=True)  # a peer may have re-seeded first
+        self._generation = self._redis.get(key)
+        self._reseed("came back empty")
+
+    def _reseed(self, why: str) -> None:
+        known = self._fallback.list()
+        pipe = self._redis.pipeline(transaction=True)
+        if self._fallback._salt is not None:  # the same salt: env credentials keep their ids
+            pipe.set(self._k("salt"), self._fallback._salt.hex(), nx=True)
+        for cred in known:
+            pipe.hsetnx(self._k("cred", cred.provider), cred.id, self._encode(cred))
+            pipe.hsetnx(self._k("count", cred.provider), cred.id, cred.request_count)
+        pipe.execute()
+        log.warning("credential store %s %s: wrote back the %d credentials this process holds",
+                    self._safe_url(), why, len(known))
+
+    def _replay(self, journal: Journal) -> None:
+        """The journal into Redis, in one transaction (merge rules: :mod:`.journal`)."""
+        if not journal:
+            return
+        pipe = self._redis.pipeline(transaction=True)
+        for provider, cred_id in journal.deleted:
+            pipe.hdel(self._k("cred", provider), cred_id)
+            pipe.hdel(self._k("count", provider), cred_id)
+        for cred in journal.written.values():
+            pipe.hset(self._k("cred", cred.provider), cred.id, self._encode(cred))
+        for cred in journal.inserted.values():
+            pipe.hsetnx(self._k("cred", cred.provider), cred.id, self._encode(cred))
+        for (provider, cred_id), fields in journal.patches.items():
+            self._scripts["patch"](keys=[self._k("cred", provider)], args=[cred_id, json.dumps(fields)],
+                                   client=pipe)
+        for (provider, cred_id), (mark, now) in journal.marks.items():
+            args = (mark.status, "" if mark.until is None else repr(mark.until), mark.code or "",
+                    mark.reason or "", repr(now))
+            self._scripts["mark"](keys=[self._k("cred", provider)], args=[cred_id, *args], client=pipe)
+        for (provider, cred_id), n in journal.counts.items():
+            pipe.hincrby(self._k("count", provider), cred_id, n)
+        for lease_id, (provider, cred_id, expires_at) in journal.leases.items():
+            pipe.zadd(self._k("leases", provider), {lease_id: expires_at})
+            pipe.hset(self._k("owner", provider), lease_id, cred_id)
+        for lease_id, provider in journal.released.items():
+            pipe.zrem(self._k("leases", provider), lease_id)
+            pipe.hdel(self._k("owner", provider), lease_id)
+        pipe.execute()
 
     def _safe_url(self) -> str:
         # redis://:password@host → never log the password
@@ -247,7 +337,11 @@ class RedisStore:
             pipe.execute()
             self._fallback.put(cred)
 
-        self._call(op, lambda m: m.put(cred))
+        def local(m: MemoryStore) -> None:
+            self.journal.put(cred)
+            m.put(cred)
+
+        self._call(op, local)
 
     def insert_if_absent(self, cred: PooledCredential) -> PooledCredential:
         def op() -> PooledCredential:
@@ -257,7 +351,11 @@ class RedisStore:
             self._fallback.put(stored)
             return stored
 
-        return self._call(op, lambda m: m.insert_if_absent(cred))
+        def local(m: MemoryStore) -> PooledCredential:
+            self.journal.insert(cred)
+            return m.insert_if_absent(cred)
+
+        return self._call(op, local)
 
     def delete(self, provider: str, cred_id: str) -> bool:
         def op() -> bool:
@@ -265,7 +363,11 @@ class RedisStore:
             self._redis.hdel(self._k("count", provider), cred_id)
             return bool(self._redis.hdel(self._k("cred", provider), cred_id))
 
-        return self._call(op, lambda m: m.delete(provider, cred_id))
+        def local(m: MemoryStore) -> bool:
+            self.journal.delete(provider, cred_id)
+            return m.delete(provider, cred_id)
+
+        return self._call(op, local)
 
     def _scripted(self, name: str, provider: str, cred_id: str, *args: Any) -> PooledCredential | None:
         raw = self._scripts[name](keys=[self._k("cred", provider)], args=[cred_id, *args])
@@ -277,14 +379,20 @@ class RedisStore:
 
     def patch(self, provider: str, cred_id: str, fields: Mapping[str, Any]) -> PooledCredential | None:
         body = {k: v for k, v in fields.items() if k != "request_count"}
-        return self._call(lambda: self._scripted("patch", provider, cred_id, json.dumps(body)),
-                          lambda m: m.patch(provider, cred_id, fields))
+        def local(m: MemoryStore) -> PooledCredential | None:
+            self.journal.patch(provider, cred_id, fields)
+            return m.patch(provider, cred_id, fields)
+
+        return self._call(lambda: self._scripted("patch", provider, cred_id, json.dumps(body)), local)
 
     def mark(self, provider: str, cred_id: str, mark: Mark, now: float) -> PooledCredential | None:
         args = (mark.status, "" if mark.until is None else repr(mark.until), mark.code or "",
                 mark.reason or "", repr(now))
-        return self._call(lambda: self._scripted("mark", provider, cred_id, *args),
-                          lambda m: m.mark(provider, cred_id, mark, now))
+        def local(m: MemoryStore) -> PooledCredential | None:
+            self.journal.mark(provider, cred_id, mark, now)
+            return m.mark(provider, cred_id, mark, now)
+
+        return self._call(lambda: self._scripted("mark", provider, cred_id, *args), local)
 
     # ------------------------------------------------------------------ leases
     def acquire(
@@ -300,14 +408,24 @@ class RedisStore:
                 keys=keys, args=[repr(now), repr(ttl), cap, order, lease_id, *candidates])
             return Acquired(chosen, lease_id, now + ttl) if chosen else None
 
-        return self._call(op, lambda m: m.acquire(provider, candidates, cap=cap, ttl=ttl, now=now,
-                                                  order=order))
+        def local(m: MemoryStore) -> Acquired | None:
+            got = m.acquire(provider, candidates, cap=cap, ttl=ttl, now=now, order=order)
+            if got is not None:
+                self.journal.acquired(provider, got.credential_id, got.lease_id, got.expires_at)
+            return got
+
+        return self._call(op, local)
 
     def renew(self, provider: str, lease_id: str, *, ttl: float, now: float) -> bool:
+        def local(m: MemoryStore) -> bool:
+            renewed = m.renew(provider, lease_id, ttl=ttl, now=now)
+            if renewed:
+                self.journal.renewed(lease_id, now + ttl)
+            return renewed
+
         return self._call(
             lambda: bool(self._scripts["renew"](keys=[self._k("leases", provider)],
-                                                args=[lease_id, repr(now), repr(ttl)])),
-            lambda m: m.renew(provider, lease_id, ttl=ttl, now=now))
+                                                args=[lease_id, repr(now), repr(ttl)])), local)
 
     def release(self, provider: str, lease_id: str) -> None:
         def op() -> None:
@@ -317,7 +435,11 @@ class RedisStore:
             pipe.execute()
             self._fallback.release(provider, lease_id)
 
-        self._call(op, lambda m: m.release(provider, lease_id))
+        def local(m: MemoryStore) -> None:
+            self.journal.release(provider, lease_id)
+            m.release(provider, lease_id)
+
+        self._call(op, local)
 
     def lease_counts(self, provider: str, now: float) -> dict[str, int]:
         def op() -> dict[str, int]:

@@ -16,7 +16,7 @@ from ..signing import Signer
 from ..wire import ApiError, dumps
 from . import Parsed, bad, text_of
 
-__all__ = ["check_responses"]
+__all__ = ["check_responses", "joined"]
 
 _FOLLOWERS = ("function_call", "message", "custom_tool_call", "web_search_call",
               "file_search_call", "computer_call", "code_interpreter_call")
@@ -51,12 +51,14 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
     _check_items(items, store, signer, history)
     if "stop" in body:  # Chat Completions' setting: the Responses API has no stop sequences
         raise bad("Unknown parameter: 'stop'.", param="stop", code="unknown_parameter")
-    tools = _tools(body.get("tools"))
+    tools, namespaces = _tools(body.get("tools"))
     reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
     thinking_on = reasoning.get("effort") not in (None, "none") or bool(reasoning.get("summary"))
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
-        choice = str(choice.get("name") or "required")
+        name = choice.get("name")
+        space = choice.get("namespace")
+        choice = joined(space, name) if isinstance(space, str) else str(name or "required")
     max_tokens = body.get("max_output_tokens")
     prompt = Prompt(
         tuple(_turns(history + items)), tools,
@@ -77,6 +79,7 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
             "summary": reasoning.get("summary") if reasoning.get("summary") else None,
             "history": history + items,
             "echo": body,
+            "namespaces": namespaces,
         },
     )
 
@@ -133,20 +136,56 @@ def _check_reasoning(i: int, item: dict[str, Any], items: list[Any], signer: Sig
                   "following item.", param="input")
 
 
-def _tools(raw: Any) -> tuple[ToolDef, ...]:
+def joined(namespace: str, name: Any) -> str:
+    """The model's name for a namespace member (its calls are rendered apart again)."""
+    return f"{namespace}__{name}"
+
+
+def _tools(raw: Any) -> tuple[tuple[ToolDef, ...], dict[str, tuple[str, str]]]:
+    """The function tools the model may call, namespace members included, and the table
+    joined name -> (namespace, name) the renderer splits their calls with."""
     if raw is not None and not isinstance(raw, list):
         raise bad("Invalid type for 'tools': expected an array.", param="tools", code="invalid_type")
-    out = []
+    out: list[ToolDef] = []
+    namespaces: dict[str, tuple[str, str]] = {}
     for i, tool in enumerate(raw or []):
         if not isinstance(tool, dict):
             raise bad(f"Invalid type for 'tools[{i}]'.", param=f"tools[{i}]", code="invalid_type")
-        if tool.get("type", "function") == "function":
-            if not isinstance(tool.get("name"), str):
-                raise bad(f"Missing required parameter: 'tools[{i}].name'.",
-                          param=f"tools[{i}].name", code="missing_required_parameter")
-            out.append(ToolDef(tool["name"], str(tool.get("description") or ""),
-                               tool.get("parameters") or {}))
-    return tuple(out)
+        kind = tool.get("type", "function")
+        if kind == "function":
+            out.append(_function(tool, f"tools[{i}]"))
+        elif kind == "namespace":
+            for member in _namespace_members(tool, i):
+                namespaces[joined(tool["name"], member.name)] = (tool["name"], member.name)
+                out.append(ToolDef(joined(tool["name"], member.name), member.description, member.parameters))
+    return tuple(out), namespaces
+
+
+def _function(tool: dict[str, Any], where: str) -> ToolDef:
+    if not isinstance(tool.get("name"), str):
+        raise bad(f"Missing required parameter: '{where}.name'.", param=f"{where}.name",
+                  code="missing_required_parameter")
+    return ToolDef(tool["name"], str(tool.get("description") or ""), tool.get("parameters") or {})
+
+
+def _namespace_members(tool: dict[str, Any], i: int) -> list[ToolDef]:
+    """A namespace tool's members, checked as the API does (name, description and tools
+    required; members are function or custom tools)."""
+    for key in ("name", "description", "tools"):
+        if key not in tool:
+            raise bad(f"Missing required parameter: 'tools[{i}].{key}'.", param=f"tools[{i}].{key}",
+                      code="missing_required_parameter")
+    if not isinstance(tool["name"], str) or not isinstance(tool["tools"], list):
+        raise bad(f"Invalid type for 'tools[{i}]'.", param=f"tools[{i}]", code="invalid_type")
+    members = []
+    for j, member in enumerate(tool["tools"]):
+        where = f"tools[{i}].tools[{j}]"
+        kind = member.get("type") if isinstance(member, dict) else None
+        if kind not in ("function", "custom"):
+            raise bad(f"Invalid value for '{where}.type': a namespace holds function and custom tools.",
+                      param=f"{where}.type", code="invalid_value")
+        members.append(_function(member, where))
+    return members
 
 
 def _turns(items: list[Any]) -> list[Turn]:
@@ -160,8 +199,10 @@ def _turns(items: list[Any]) -> list[Turn]:
             elif role == "assistant":
                 turns.append(Turn("assistant", text_of(item.get("content"))))
         elif kind == "function_call":
-            call = PlannedCall(str(item.get("name")), str(item.get("arguments")),
-                               str(item.get("call_id")))
+            name = item.get("name")
+            space = item.get("namespace")
+            call = PlannedCall(joined(space, name) if isinstance(space, str) else str(name),
+                               str(item.get("arguments")), str(item.get("call_id")))
             if turns and turns[-1].role == "assistant":
                 prev = turns.pop()
                 turns.append(Turn("assistant", prev.text, prev.calls + (call,)))

@@ -1,0 +1,67 @@
+"""Nesting depth of a request, checked at the door: a 400 that names the limit.
+
+orjson parses 1,023 levels but writes only ~254, and the codecs' recursive walks (tool
+schema normalizers) run out of stack before that: an over-deep body was a 500. The
+check runs on the parsed body, and only when the raw bytes hold more brackets than the
+limit (with fewer, no value can be that deep): the usual small request skips it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import GatewayError
+
+__all__ = ["check_depth", "depth_exceeds"]
+
+_SCHEMA_KEYS = ("parameters", "input_schema")  # Chat/Responses tools, Anthropic tools
+
+
+def depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (the value
+    itself is level 1); walks iteratively and stops at the first level past it."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        item, level = pop()
+        if level > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        for child in children:
+            if isinstance(child, (dict, list)):
+                push((child, level + 1))
+    return False
+
+
+def _brackets(body: bytes) -> int:
+    return body.count(b"{") + body.count(b"[")
+
+
+def _schemas(data: dict[str, Any]) -> list[Any]:
+    tools = data.get("tools")
+    if not isinstance(tools, list):
+        return []
+    found = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        holder = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        for key in _SCHEMA_KEYS:
+            schema = holder.get(key)
+            if isinstance(schema, (dict, list)):
+                found.append(schema)
+    return found
+
+
+def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: int) -> None:
+    """Raise a 400 when the body nests more than ``max_body`` levels, or a tool's schema
+    more than ``max_schema`` (``gateway.max_json_depth``, ``gateway.max_schema_depth``)."""
+    brackets = _brackets(body)
+    if brackets > max_body and depth_exceeds(data, max_body):
+        raise GatewayError(400, f"request body nests deeper than {max_body} levels, the gateway's "
+                                "limit (gateway.max_json_depth)", "too_deep")
+    if brackets > max_schema:
+        for schema in _schemas(data):
+            if depth_exceeds(schema, max_schema):
+                raise GatewayError(400, f"a tool's schema nests deeper than {max_schema} levels, the "
+                                        "gateway's limit (gateway.max_schema_depth)", "too_deep")

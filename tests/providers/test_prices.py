@@ -1,0 +1,64 @@
+"""The price table: each row cited, usage priced by kind, overrides from config."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelwire import Client, ConfigError
+from modelwire.config import config_from_dict
+from modelwire.providers.catalog import CATALOG
+from modelwire.providers.prices import PRICES, Price, price_for
+from modelwire.types import empty_usage
+
+
+def _usage(**counts):
+    return {**empty_usage(), **counts}
+
+
+def test_every_row_names_a_catalog_provider_its_source_and_the_day_it_was_read():
+    for key, price in PRICES.items():
+        provider, _, model = key.partition("/")
+        assert provider in CATALOG and model, key
+        assert price.source.startswith("https://") and len(price.checked) == 10, key
+        assert price.input >= 0 and price.output >= 0, key
+
+
+def test_each_kind_of_token_is_priced_at_its_own_rate():
+    price = Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, reasoning=20.0)
+    # prompt 1000 = 600 fresh + 300 read + 100 written; completion 500 = 200 text + 300 reasoning
+    usage = _usage(prompt_tokens=1000, cache_read_tokens=300, cache_write_tokens=100,
+                   completion_tokens=500, reasoning_tokens=300)
+    expected = (600 * 3.0 + 300 * 0.3 + 100 * 3.75 + 200 * 15.0 + 300 * 20.0) / 1e6
+    assert price.cost(usage) == pytest.approx(expected)
+
+
+def test_missing_rates_fall_back_to_input_and_output():
+    price = Price(input=1.0, output=2.0)
+    usage = _usage(prompt_tokens=100, cache_read_tokens=40, completion_tokens=10,
+                   reasoning_tokens=5)
+    assert price.cost(usage) == pytest.approx((100 * 1.0 + 10 * 2.0) / 1e6)
+
+
+def test_a_snapshot_date_or_latest_suffix_finds_the_models_row():
+    assert price_for("anthropic", "claude-sonnet-4-20250514") is PRICES["anthropic/claude-sonnet-4"]
+    assert price_for("anthropic", "claude-3-5-haiku-latest") is PRICES["anthropic/claude-3-5-haiku"]
+    assert price_for("anthropic", "claude-unknown-9") is None
+
+
+def test_deepseek_cache_hits_are_cheaper_than_misses():
+    chat = PRICES["deepseek/deepseek-chat"]
+    assert chat.cache_read is not None and chat.cache_read < chat.input
+
+
+def test_config_prices_override_the_table_and_bad_rows_name_themselves():
+    config = config_from_dict({"prices": {"deepseek/deepseek-chat": {"input": 9, "output": 9}}})
+    assert config.prices["deepseek/deepseek-chat"].input == 9.0
+    with pytest.raises(ConfigError, match="prices.deepseek/deepseek-chat.*output"):
+        config_from_dict({"prices": {"deepseek/deepseek-chat": {"input": 1}}})
+    with pytest.raises(ConfigError, match="provider/model-id"):
+        config_from_dict({"prices": {"deepseek-chat": {"input": 1, "output": 1}}})
+
+
+def test_a_bad_price_given_to_the_client_is_a_config_error():
+    with pytest.raises(ConfigError, match="input"):
+        Client("emulator/emulator-1", prices={"emulator/emulator-1": {"output": 1}})
