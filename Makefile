@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents test-compare chaos venv bench clean lint docs
+.PHONY: demo test test-agents test-compare chaos venv bench clean lint docs mutation
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -66,6 +66,12 @@ $(VENV)/.installed-docs: $(STAMP)
 
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# Mutation testing of the pure core, each module against its own tests (minutes; not in
+# `make test`): scripts/mutation.py prints the score per module and the survivors.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[mutation]'
+	$(BIN)/python scripts/mutation.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'

@@ -87,3 +87,31 @@ def test_max_breakpoints_is_respected() -> None:
     assert marked(apply_cache_layout(conversation(6), max_breakpoints=1)) == [0]
     assert marked(apply_cache_layout(conversation(6), max_breakpoints=0)) == []
     assert apply_cache_layout([]) == []
+
+
+def test_a_leading_developer_message_gets_the_system_breakpoint() -> None:
+    msgs = [{"role": "developer", "content": "rules"}, {"role": "user", "content": "hi"}]
+    out = apply_cache_layout(msgs)
+    assert out[0]["content"] == [{"type": "text", "text": "rules", "cache_control": EPHEMERAL}]
+    assert marked(out) == [0, 1]
+
+
+def test_later_system_and_developer_messages_take_no_tail_breakpoint() -> None:
+    msgs = [{"role": "user", "content": "a"}, {"role": "developer", "content": "d"},
+            {"role": "system", "content": "s"}, {"role": "user", "content": "b"}]
+    assert marked(apply_cache_layout(msgs, max_breakpoints=2)) == [0, 3]
+
+
+def test_the_marker_goes_on_the_last_part_and_keeps_the_others() -> None:
+    first = {"type": "text", "text": "one"}
+    msgs = [{"role": "user", "content": [first, {"type": "text", "text": "two"}]}]
+    out = apply_cache_layout(msgs)
+    assert out[0]["content"] == [first, {"type": "text", "text": "two", "cache_control": EPHEMERAL}]
+
+
+def test_empty_content_carries_the_marker_on_the_envelope_once() -> None:
+    msgs = [{"role": "assistant", "content": [], "tool_calls": []},
+            {"role": "assistant", "content": None, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]
+    out = apply_cache_layout(msgs)
+    assert out[0]["cache_control"] == EPHEMERAL and out[0]["content"] == []
+    assert out[1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}  # its own kept

@@ -293,3 +293,59 @@ def test_interrupted_parallel_calls_keep_answered_results() -> None:
     out = prepare_conversation([USER, asst(call("a"), call("b"), call("c")), result("a", "done")])
     tool_contents = {m["tool_call_id"]: m["content"] for m in out if m["role"] == "tool"}
     assert tool_contents == {"a": "done", "b": STUB_RESULT, "c": STUB_RESULT}
+
+
+# --------------------------------------------------------------- exact wording, sharing
+def test_error_texts_name_every_role_and_every_missing_call() -> None:
+    with pytest.raises(MessageError) as role:
+        prepare_conversation([USER, {"role": "robot", "content": "x"}])
+    assert str(role.value).startswith(
+        "messages[1].role must be one of system, developer, user, assistant, tool, got 'robot'")
+    assert str(role.value).endswith("'robot'")  # the 'use tool' hint is for 'function' only
+    with pytest.raises(MessageError) as missing:
+        prepare_conversation([USER, asst(call("a"), call("b"))], repair=False)
+    assert str(missing.value) == "messages[1] has tool calls with no tool result: 'a', 'b'"
+    with pytest.raises(MessageError) as orphan:
+        prepare_conversation([USER, result("ghost")], repair=False)
+    assert str(orphan.value) == ("messages[1] answers tool_call_id 'ghost', which is not a tool "
+                                 "call of the assistant message right before it")
+
+
+def test_well_formed_calls_are_shared_and_ill_formed_ones_are_copied_with_a_type() -> None:
+    good = call("a")
+    untyped = {"id": "b", "function": {"name": "get_weather", "arguments": "{}"}}
+    out = prepare_conversation([USER, asst(good, untyped), result("a"), result("b")])
+    calls = out[1]["tool_calls"]
+    assert calls[0] is good
+    assert calls[1] == {"id": "b", "type": "function", "function": untyped["function"]}
+    assert calls[1] is not untyped and "type" not in untyped
+
+
+@pytest.mark.parametrize("bad", [
+    {"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+    {"type": "function", "function": {"name": "f", "arguments": "{}"}},
+    {"id": "a", "type": "function", "function": {"name": "", "arguments": "{}"}},
+    {"id": "a", "type": "function", "function": {"name": "f", "arguments": None}},
+], ids=["empty-id", "no-id", "empty-name", "null-arguments"])
+def test_a_call_needing_repair_is_never_shared(bad: dict) -> None:
+    original = copy.deepcopy(bad)
+    out = prepare_conversation([USER, asst(bad)])
+    assert out[1]["tool_calls"][0] is not bad and bad == original
+
+
+def test_reasoning_details_alone_make_a_message_reasoning_only() -> None:
+    block = {"issuer": "anthropic", "block": {"type": "thinking", "thinking": "t", "signature": "s"}}
+    out = prepare_conversation([USER, {"role": "assistant", "content": "", "reasoning_details": [block]}])
+    assert roles(out) == ["user"]
+
+
+def test_a_non_text_part_needs_no_text() -> None:
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    msg = {"role": "user", "content": [{"type": "text", "text": "look"}, image]}
+    assert prepare_conversation([msg]) == [msg]
+
+
+def test_missing_results_at_the_very_end_are_stubbed_in_order() -> None:
+    out = prepare_conversation([USER, asst(call("a"), call("b"))])
+    assert [(m["role"], m.get("tool_call_id"), m.get("content")) for m in out[2:]] == [
+        ("tool", "a", STUB_RESULT), ("tool", "b", STUB_RESULT)]

@@ -181,3 +181,102 @@ def test_is_reasoning_only() -> None:
     assert not is_reasoning_only({"role": "assistant", "reasoning_content": "r",
                                   "content": [{"type": "image_url", "image_url": {"url": "u"}}]})
     assert not is_reasoning_only({"role": "user", "content": "", "reasoning_content": "r"})
+
+
+def test_whitespace_reasoning_content_is_removed() -> None:
+    out = normalize_reasoning({"role": "assistant", "content": "hi", "reasoning_content": "  \n"})
+    assert out == {"role": "assistant", "content": "hi"}
+
+
+def test_a_non_string_reasoning_content_is_removed() -> None:
+    out = normalize_reasoning({"role": "assistant", "content": "hi", "reasoning_content": 42})
+    assert out == {"role": "assistant", "content": "hi"}
+
+
+def test_normalized_entries_beside_a_raw_item_are_kept_and_the_raw_one_wrapped() -> None:
+    entry = {"issuer": "anthropic", "block": {"type": "thinking", "thinking": "a", "signature": "s"}}
+    raw = {"type": "reasoning.text", "text": "b"}
+    out = normalize_reasoning({"role": "assistant", "content": "x",
+                               "reasoning_details": [entry, raw]})
+    assert out["reasoning_details"] == [entry, {"issuer": "openrouter", "block": raw}]
+    assert out["reasoning_content"] == "b"
+
+
+def test_an_entry_with_extra_keys_is_a_raw_item() -> None:
+    odd = {"issuer": "x", "block": {}, "extra": 1}
+    out = normalize_reasoning({"role": "assistant", "content": "x", "reasoning_details": [odd]})
+    assert out["reasoning_details"] == [{"issuer": "openrouter", "block": odd}]
+
+
+def test_an_empty_details_list_is_removed() -> None:
+    out = normalize_reasoning({"role": "assistant", "content": "x", "reasoning_details": []})
+    assert "reasoning_details" not in out
+
+
+def test_a_summary_list_is_joined_by_blank_lines() -> None:
+    item = {"type": "reasoning.summary", "summary": [{"text": "one"}, {"type": "x"}, {"text": "two"}]}
+    out = normalize_reasoning({"role": "assistant", "content": "x", "reasoning_details": [item]})
+    assert out["reasoning_content"] == "one\n\ntwo"
+
+
+def test_a_summary_list_without_text_falls_to_the_next_key() -> None:
+    item = {"type": "reasoning.text", "summary": [{"type": "x"}], "text": "the text"}
+    out = normalize_reasoning({"role": "assistant", "content": "x", "reasoning_details": [item]})
+    assert out["reasoning_content"] == "the text"
+
+
+def test_thinking_parts_beside_other_parts_leave_those_in_order() -> None:
+    image = {"type": "image_url", "image_url": {"url": "data:,"}}
+    thinking = {"type": "thinking", "thinking": "t", "signature": "s"}
+    out = normalize_reasoning({"role": "assistant", "content": [
+        {"type": "text", "text": "a"}, thinking, image, "odd"]})
+    assert out["content"] == [{"type": "text", "text": "a"}, image, "odd"]
+    assert out["reasoning_content"] == "t"
+
+
+def test_content_parts_without_thinking_are_untouched() -> None:
+    msg = {"role": "assistant", "content": [{"type": "text", "text": "plain"}, "odd"]}
+    assert normalize_reasoning(msg) == msg
+
+
+def test_inline_tags_beside_tool_calls_leave_none_and_alone_leave_empty_text() -> None:
+    calls = [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    with_calls = normalize_reasoning({"role": "assistant", "content": "<think>t</think>",
+                                      "tool_calls": calls})
+    alone = normalize_reasoning({"role": "assistant", "content": "<think>t</think>"})
+    assert (with_calls["content"], alone["content"]) == (None, "")
+    kept = normalize_reasoning({"role": "assistant", "content": "<think>t</think>answer",
+                                "tool_calls": calls})
+    assert kept["content"] == "answer"
+
+
+def test_text_with_a_bracket_but_no_tag_is_unchanged() -> None:
+    msg = {"role": "assistant", "content": "a < b and c > d"}
+    assert normalize_reasoning(msg) == msg
+
+
+def test_one_piece_keeps_its_spacing_several_are_trimmed() -> None:
+    one = normalize_reasoning({"role": "assistant", "content": "x", "reasoning": " a \n"})
+    assert one["reasoning_content"] == " a \n"
+    two = normalize_reasoning({"role": "assistant", "content": "<think> b </think>x",
+                               "reasoning": " a "})
+    assert two["reasoning_content"] == "a\n\nb"
+
+
+def test_turns_with_calls_refusals_or_passthrough_are_never_reasoning_only() -> None:
+    base = {"role": "assistant", "content": "", "reasoning_content": "r"}
+    calls = [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    assert is_reasoning_only(base)
+    assert not is_reasoning_only({**base, "tool_calls": calls})
+    assert not is_reasoning_only({**base, "refusal": "no"})
+    assert not is_reasoning_only({**base, "passthrough": [{"issuer": "x", "block": {}}]})
+
+
+def test_visible_parts_make_a_turn_more_than_reasoning() -> None:
+    base = {"role": "assistant", "reasoning_content": "r"}
+    assert is_reasoning_only({**base, "content": [{"type": "text", "text": "  "}]})
+    assert not is_reasoning_only({**base, "content": [{"type": "text", "text": "hi"}]})
+    assert not is_reasoning_only({**base, "content": [{"type": "image_url", "image_url": {}}]})
+    assert not is_reasoning_only({**base, "content": [{"type": "text", "text": 5}]})
+    assert not is_reasoning_only({**base, "content": ["odd"]})
+    assert not is_reasoning_only({**base, "content": 7})

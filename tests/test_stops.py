@@ -111,3 +111,28 @@ def test_a_whole_answer_is_cut_at_the_first_stop_sequence(content, stops, text, 
         assert matched == "|"  # the earliest in the text, though listed second
     assert (cut.tool_calls == []) == (reason == "stop")  # generated after the stop: not kept
     assert cut.usage == done.usage
+
+
+def _whole(message: dict) -> Completion:
+    return Completion(message={"role": "assistant", **message}, finish_reason="stop",
+                      usage={"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}, model="m")
+
+
+def test_an_answer_without_text_is_never_cut():
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    done = _whole({"content": None, "tool_calls": [call]})
+    assert cut_completion(done, ("STOP",)) is done
+
+
+def test_a_stop_at_the_very_start_leaves_empty_text():
+    cut = cut_completion(_whole({"content": "STOP and more"}), ("STOP",))
+    assert (cut.text, cut.stop_sequence, cut.finish_reason) == ("", "STOP", "stop")
+
+
+def test_a_refusal_after_the_stop_is_dropped_with_the_rest():
+    cut = cut_completion(_whole({"content": "ok STOP", "refusal": "later text"}), ("STOP",))
+    assert cut.message == {"role": "assistant", "content": "ok "}
+
+
+def test_no_stop_found_is_a_negative_position():
+    assert find_stop("abc", ("x",))[0] < 0

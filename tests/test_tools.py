@@ -3,7 +3,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
-from typing import Literal, Optional, TypedDict
+from typing import Any, Literal, NotRequired, Optional, TypedDict
 
 import pytest
 
@@ -164,3 +164,65 @@ def test_validate_arguments_against_schema():
     assert validate_arguments({"n": 3}, schema) is None
     assert "n" in validate_arguments({}, schema)
     assert "n: 'x' is not of type 'integer'" in validate_arguments({"n": "x"}, schema)
+
+
+# ------------------------------------------------------------------ exact schemas and errors
+# the functional form: this module's string annotations would hide NotRequired from typing
+_Point = TypedDict("_Point", {"x": int, "label": NotRequired[str]})
+
+
+@dataclasses.dataclass
+class _Place:
+    city: str
+    days: int = 1
+
+
+@pytest.mark.parametrize(("annotation", "schema"), [
+    (type(None), {"type": "null"}),
+    (Any, {}),
+    (int | None, {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+    (int | str, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
+    (list[int], {"type": "array", "items": {"type": "integer"}}),
+    (list, {"type": "array"}),
+    (tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
+    (set[str], {"type": "array", "items": {"type": "string"}}),
+    (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
+    (dict, {"type": "object"}),
+    (Literal["a", "b"], {"enum": ["a", "b"], "type": "string"}),
+    (Literal[1, "a"], {"enum": [1, "a"]}),
+    (_Point, {"type": "object", "properties": {"x": {"type": "integer"}, "label": {"type": "string"}},
+              "required": ["x"]}),
+    (_Place, {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+              "required": ["city"]}),
+], ids=["none", "any", "optional", "union", "list-of", "list", "tuple-of", "set-of", "dict-of",
+        "dict", "literal-str", "literal-mixed", "typeddict", "dataclass"])
+def test_schema_for_each_kind_of_annotation(annotation, schema):
+    assert schema_for(annotation) == schema
+
+
+def test_an_annotation_without_a_schema_says_to_pass_one():
+    with pytest.raises(TypeError, match=r"^cannot derive a JSON Schema for None; pass schema= explicitly$"):
+        schema_for(None)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    (5, "tools must be an object, got int"),
+    ({"type": "custom", "function": {"name": "f"}}, "tools.type must be 'function', got 'custom'"),
+    ({"type": "function"}, "tools.function must be an object"),
+    ({"function": {"name": "f", "description": 3}}, "tools.function.description must be a string"),
+    ({"function": {"name": "f", "parameters": []}},
+     "tools.function.parameters must be a JSON Schema object"),
+    ({"function": {"name": "f", "parameters": {"type": "array"}}},
+     "tools.function.parameters.type must be 'object', got 'array'"),
+], ids=["not-object", "type", "no-function", "description", "parameters", "parameters-type"])
+def test_spec_errors_name_the_field_exactly(spec, message):
+    with pytest.raises(MessageError) as info:
+        validate_spec(spec)
+    assert str(info.value) == message
+
+
+def test_a_spec_without_type_or_parameter_type_is_a_function_taking_an_object():
+    spec = {"function": {"name": "f", "parameters": {"properties": {}}}}
+    assert validate_spec(spec, where="tools[2]") is spec
+    with pytest.raises(MessageError, match=r"^tools\[2\]\.function must be an object$"):
+        validate_spec({}, where="tools[2]")

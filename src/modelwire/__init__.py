@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         ToolStarted,
     )
     from .client import AsyncClient, AsyncStream, Client, Stream
+    from .embeddings import Embeddings
     from .events import (
         Annotation,
         Finish,
@@ -87,6 +88,7 @@ _LAZY = {
     "AsyncClient": "modelwire.client",
     "AsyncStream": "modelwire.client",
     "Client": "modelwire.client",
+    "Embeddings": "modelwire.embeddings",
     "Finish": "modelwire.events",
     "Model": "modelwire.model",
     "ModelEvent": "modelwire.agent",
@@ -133,6 +135,7 @@ __all__ = [
     "ContentFilterError",
     "ContextLengthError",
     "CredentialError",
+    "Embeddings",
     "FallbackExhaustedError",
     "Finish",
     "MessageError",

@@ -324,8 +324,9 @@ class Turn:
         kind = action.kind
         ep = self.endpoint
         # error text is redacted by ModelwireError; the credential appears as its label only
-        log.info("%s/%s: %s (%s) -> %s%s", ep.profile.name, ep.model_id, failure.kind,
-                 type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "")
+        log.info("%s/%s: %s (%s) -> %s%s: %s", ep.profile.name, ep.model_id, failure.kind,
+                 type(error).__name__, kind, f" in {action.wait:.2f}s" if action.wait else "",
+                 action.reason)
         if kind == "retry" and self.start.probe and self.position == 0 and self.ladder.has_fallback:
             kind = "fallback"  # the one probe of a cooling primary: no backoff, back at once
         if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):

@@ -4,6 +4,10 @@ String pieces are kept in lists and joined once in :meth:`Accumulator.result`,
 never concatenated per chunk. Tool calls are slots by event ``index``; a call
 is complete only when it saw :class:`ToolCallEnd` or the stream finished —
 never because its partial JSON happens to parse.
+
+The order blocks arrived in (thinking, tool call, thinking, tool call) is kept as
+``block_order`` (:mod:`modelwire.blockorder`) when it is not the default grouping; the
+text runs of one answer are joined into one content string, at the first run's place.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from .blockorder import order_field
 from .completion import Completion
 from .events import (
     Annotation,
@@ -27,7 +32,7 @@ from .events import (
     ToolCallStart,
     UsageEvent,
 )
-from .types import AssistantMessage, FinishReason, ReasoningDetail, Usage, empty_usage
+from .types import AssistantMessage, BlockKind, FinishReason, ReasoningDetail, Usage, empty_usage
 
 __all__ = ["Accumulator", "deterministic_tool_call_id"]
 
@@ -51,8 +56,12 @@ class _Slot:
 class Accumulator:
     """``feed(event)`` for each event, then ``result()``."""
 
-    def __init__(self, *, model: str = "", provider: str = "", id: str = "") -> None:
+    def __init__(self, *, model: str = "", provider: str = "", id: str = "", ordered: bool = False) -> None:
+        """``ordered``: keep the blocks' order (Anthropic Messages, whose thinking signatures
+        hold only at their place; a Chat Completions stream's reasoning_details come when
+        they come, and the Responses decoders do not emit their items in order yet)."""
         self.model = model
+        self.ordered = ordered
         self.provider = provider
         self.id = id
         self._text: list[str] = []
@@ -62,6 +71,7 @@ class Accumulator:
         self._passthrough: list[dict[str, Any]] = []
         self._annotations: list[dict[str, Any]] = []
         self._slots: dict[int, _Slot] = {}
+        self._kinds: list[BlockKind] = []  # each block's kind, in arrival order
         self._usage: Usage | None = None
         self._finish: Finish | None = None
         self.error: StreamError | None = None
@@ -79,11 +89,14 @@ class Accumulator:
         self.events += 1
         t = type(event)
         if t is TextDelta:
+            if event.text and not self._text:  # type: ignore[union-attr]
+                self._kinds.append("text")
             self._text.append(event.text)  # type: ignore[union-attr]
         elif t is ToolCallDelta:
             slot = self._slots.get(event.index)  # type: ignore[union-attr]
             if slot is None:
                 slot = self._slots[event.index] = _Slot("", "")  # type: ignore[union-attr]
+                self._kinds.append("tool_call")
             slot.args.append(event.arguments)  # type: ignore[union-attr]
         elif t is ReasoningDelta:
             if event.text:  # type: ignore[union-attr]
@@ -92,6 +105,7 @@ class Accumulator:
             slot = self._slots.get(event.index)  # type: ignore[union-attr]
             if slot is None:
                 self._slots[event.index] = _Slot(event.id, event.name)  # type: ignore[union-attr]
+                self._kinds.append("tool_call")
             else:
                 slot.id = slot.id or event.id  # type: ignore[union-attr]
                 slot.name = slot.name or event.name  # type: ignore[union-attr]
@@ -101,6 +115,7 @@ class Accumulator:
                 slot.ended = True
         elif t is ReasoningBlock:
             self._details.append({"issuer": event.issuer, "block": event.block})  # type: ignore[union-attr]
+            self._kinds.append("reasoning")
         elif t is UsageEvent:
             self._usage = event.usage  # type: ignore[union-attr]
         elif t is Finish:
@@ -109,6 +124,7 @@ class Accumulator:
             self._refusal.append(event.text)  # type: ignore[union-attr]
         elif t is Passthrough:
             self._passthrough.append({"issuer": event.issuer, "block": event.block})  # type: ignore[union-attr]
+            self._kinds.append("passthrough")
         elif t is StreamError:
             self.error = event  # type: ignore[assignment]
         elif t is Annotation:
@@ -149,6 +165,9 @@ class Accumulator:
             msg["content"] = ""
         if self._passthrough:
             msg["passthrough"] = list(self._passthrough)  # type: ignore[typeddict-item]
+        order = order_field(self._kinds) if self.ordered else None
+        if order is not None:
+            msg["block_order"] = order
         return msg
 
     def result(self, *, interrupted: bool = False) -> Completion:

@@ -47,8 +47,10 @@ from .events import (
 
 if TYPE_CHECKING:
     from .completion import Completion
+    from .embeddings import Embeddings
     from .events import StreamEvent
     from .model import Model
+    from .providers.embedding import EmbeddingEncoding, InputType
     from .resilience import RetryPolicy, Skipped
     from .transport import AsyncTransport, SyncTransport, Timeouts
 
@@ -160,7 +162,7 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
     import orjson
 
     try:
-        acc = Accumulator(model=endpoint.model_id)
+        acc = Accumulator(model=endpoint.model_id, ordered=endpoint.profile.api_mode == "anthropic_messages")
         for event in (TextDelta("ok"), Finish("stop")):
             acc.feed(event)
         answer = orjson.dumps(endpoint.codec.encode_response(acc.result()))
@@ -312,6 +314,27 @@ class Client(_Base):
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
 
+    def embed(
+        self,
+        inputs: str | Sequence[str] | Sequence[Sequence[int]],
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        encoding: EmbeddingEncoding | None = None,
+        numpy: bool = False,
+    ) -> Embeddings:
+        """Embed ``inputs`` (texts, or token-id lists) with the client's model: batched to
+        the provider's limits, through the same retries, credential pool and fallback
+        chain as :meth:`complete`. ``dimensions``: the vector size, where the model takes
+        one; ``input_type``: ``query`` | ``document`` (Voyage-style providers);
+        ``encoding``: the wire format, ``float`` | ``base64`` (default: base64 where the
+        provider takes it); ``numpy=True``: the vectors as one ``float32`` array."""
+        from ._client_embed import EmbedOptions, embed_sync
+
+        sleep = self._sleep if self._sleep is not None else _sync_sleep
+        return embed_sync(self._settings, self._http(), sleep, inputs,
+                          EmbedOptions(dimensions, input_type, encoding, numpy))
+
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()
@@ -330,7 +353,7 @@ def _sync_sleep(seconds: float) -> None:
 def _drain(http: SyncTransport, plan: Plan, turn: Turn) -> Completion:
     """A whole stream, accumulated (complete() on a stream-only endpoint): no event
     reached the caller, so every failure here is still retryable."""
-    acc = Accumulator(model=plan.endpoint.model_id)
+    acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
         if resp.status >= 400:
             raise turn.http_error(resp.status, resp.headers, resp.read())
@@ -454,7 +477,7 @@ class Stream:
                     return
                 try:
                     plan = turn.plan()
-                    acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    acc = self._acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
                     with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         self._resp = resp
                         if self._aborted:
@@ -516,7 +539,7 @@ class Stream:
 
     def _interrupted_before_start(self) -> None:
         if self._acc is None:
-            self._acc = Accumulator(model=self._turn.endpoint.model_id)
+            self._acc = Accumulator(model=self._turn.endpoint.model_id, ordered=self._turn.endpoint.profile.api_mode == "anthropic_messages")
         self._interrupted()
 
 
@@ -636,6 +659,24 @@ class AsyncClient(_Base):
         add_work(time.perf_counter() - started)
         return stream
 
+    async def embed(
+        self,
+        inputs: str | Sequence[str] | Sequence[Sequence[int]],
+        *,
+        dimensions: int | None = None,
+        input_type: InputType | None = None,
+        encoding: EmbeddingEncoding | None = None,
+        numpy: bool = False,
+    ) -> Embeddings:
+        """As :meth:`Client.embed`."""
+        import asyncio
+
+        from ._client_embed import EmbedOptions, embed_async
+
+        sleep = self._sleep if self._sleep is not None else asyncio.sleep
+        return await embed_async(self._settings, self._http(), sleep, inputs,
+                                 EmbedOptions(dimensions, input_type, encoding, numpy))
+
     async def close(self) -> None:
         if self._transport is not None:
             await self._transport.aclose()
@@ -648,7 +689,7 @@ class AsyncClient(_Base):
 
 
 async def _adrain(http: AsyncTransport, plan: Plan, turn: Turn) -> Completion:
-    acc = Accumulator(model=plan.endpoint.model_id)
+    acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
         if resp.status >= 400:
             raise turn.http_error(resp.status, resp.headers, await resp.read())
@@ -730,7 +771,7 @@ class AsyncStream:
                 try:
                     t = time.perf_counter()
                     plan = turn.plan()
-                    acc = self._acc = Accumulator(model=plan.endpoint.model_id)
+                    acc = self._acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
                     add_work(time.perf_counter() - t)  # each attempt's encode, before any wait
                     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
@@ -810,7 +851,7 @@ class AsyncStream:
 
     def _interrupted_before_start(self) -> None:
         if self._acc is None:
-            self._acc = Accumulator(model=self._turn.endpoint.model_id)
+            self._acc = Accumulator(model=self._turn.endpoint.model_id, ordered=self._turn.endpoint.profile.api_mode == "anthropic_messages")
         self._interrupted()
 
 

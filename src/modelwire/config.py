@@ -139,6 +139,11 @@ class GatewayConfig:
     queue_timeout: float = 10.0  # seconds a request waits for a model's slot, then 429
     max_json_depth: int = 128  # nesting levels of a request body
     max_schema_depth: int = 64  # nesting levels of one tool's parameter schema
+    # PEM certificate chain: `modelwire serve` answers HTTPS, TLS 1.2+ (relative to this
+    # file; the --ssl-certfile flag wins)
+    ssl_certfile: str | None = None
+    # the certificate's PEM private key (unset: inside ssl_certfile; --ssl-keyfile wins)
+    ssl_keyfile: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +226,7 @@ _GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthro
             "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
             "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
             "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
-            "max_schema_depth", "unsupported_tools")
+            "max_schema_depth", "unsupported_tools", "ssl_certfile", "ssl_keyfile")
 
 
 class _Validator:
@@ -250,6 +255,16 @@ class _Validator:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
         return value.strip()
+
+    def path(self, value: Any, key: str) -> str | None:
+        """A file path; a relative one is relative to the config file's folder."""
+        text = self.string(value, key, optional=True)
+        if text is None:
+            return None
+        text = os.path.expanduser(text)
+        if not os.path.isabs(text) and self.where != "<config>":
+            text = os.path.join(os.path.dirname(os.path.abspath(self.where)), text)
+        return text
 
     def boolean(self, value: Any, key: str, default: bool) -> bool:
         if value is None:
@@ -528,6 +543,8 @@ class _Validator:
             unsupported_tools=cast(UnsupportedTools, self.choice(
                 spec.get("unsupported_tools"), "gateway.unsupported_tools", _UNSUPPORTED_TOOLS)
                 or defaults.unsupported_tools),
+            ssl_certfile=self.path(spec.get("ssl_certfile"), "gateway.ssl_certfile"),
+            ssl_keyfile=self.path(spec.get("ssl_keyfile"), "gateway.ssl_keyfile"),
             **self.gateway_limits(spec, defaults),
         )
 

@@ -11,6 +11,12 @@ are never changed) in which:
   follow its assistant message directly: results answering no call of that
   turn are dropped, a second result for one id is dropped (the first wins),
   and a call with no result gets a stub result placed after the real ones;
+* system and developer messages stay where they are, at the start or later (a later one
+  is an instruction from that point on, as Anthropic's mid-conversation system messages
+  and Responses' system items are): each codec renders one at its place in its own
+  protocol's form, never hoisted to the top;
+* an assistant message's ``block_order`` (the order of its thinking, text and tool call
+  blocks, :mod:`modelwire.blockorder`) is kept as it is;
 * roles and basic types are checked; a broken message raises
   :class:`~modelwire.MessageError` with ``index`` (the position in the
   caller's list) and a message naming the field, e.g.
@@ -87,8 +93,7 @@ def _check_message(msg: Any, i: int) -> str:
         )
     if role == "tool" and (not isinstance(msg.get("tool_call_id"), str) or not msg["tool_call_id"]):
         raise MessageError(f"messages[{i}].tool_call_id must be a non-empty string", index=i)
-    if type(msg.get("content")) is not str:  # text needs no further look (most messages)
-        _check_content(msg, i, optional=role == "assistant")
+    _check_content(msg, i, optional=role == "assistant")
     return role
 
 

@@ -78,12 +78,11 @@ class Route:
 class StickyState:
     """One conversation's routing memory: escalation only goes up."""
 
-    __slots__ = ("_lock", "escalated_because", "last", "turns")
+    __slots__ = ("_lock", "escalated_because", "last")
 
     def __init__(self) -> None:
         self.escalated_because: str | None = None
         self.last: Route | None = None
-        self.turns = 0
         self._lock = threading.Lock()
 
     @property
@@ -92,7 +91,6 @@ class StickyState:
 
     def record(self, route: Route, *, escalate: bool) -> None:
         with self._lock:
-            self.turns += 1
             self.last = route
             if escalate and self.escalated_because is None:
                 self.escalated_because = route.reason
@@ -116,10 +114,6 @@ class RoutingMemory:
             else:
                 self._states.move_to_end(conversation_id)
             return state
-
-    def forget(self, conversation_id: str) -> None:
-        with self._lock:
-            self._states.pop(conversation_id, None)
 
     def __len__(self) -> int:
         return len(self._states)

@@ -163,6 +163,10 @@ class UserMessage(TypedDict):
     name: NotRequired[str]
 
 
+# one block of an assistant turn, for ``block_order`` (see modelwire.blockorder)
+BlockKind: TypeAlias = Literal["reasoning", "passthrough", "text", "tool_call"]
+
+
 class AssistantMessage(TypedDict):
     role: Literal["assistant"]
     content: NotRequired[str | list[ContentPart] | None]
@@ -171,6 +175,8 @@ class AssistantMessage(TypedDict):
     reasoning_details: NotRequired[list[ReasoningDetail]]
     refusal: NotRequired[str | None]
     passthrough: NotRequired[list[PassthroughBlock]]
+    # the turn's block order when it is not the default grouping (modelwire.blockorder)
+    block_order: NotRequired[list[BlockKind]]
     name: NotRequired[str]
     # response-only (never sent back): url_citation and friends, Chat Completions' shape
     annotations: NotRequired[list[dict[str, Any]]]

@@ -422,3 +422,10 @@ def test_a_400_naming_what_the_request_cannot_do_without_is_raised(wire, sleeps)
     with _client(wire, sleeps) as client, pytest.raises(BadRequestError, match="messages"):
         client.complete(HI, max_tokens=20)
     assert len(wire.requests()) == 1
+
+
+def test_each_ladder_step_is_logged_with_its_reason(wire, sleeps, caplog):
+    wire.script({"status": 500, "error": {"message": "boom", "type": "server_error"}}, OK)
+    with caplog.at_level("INFO", logger="modelwire.client"), _client(wire, sleeps) as client:
+        assert client.complete(HI).text == FULL
+    assert "server (ServerError) -> retry in 2.00s: server: retry 1" in caplog.text

@@ -156,7 +156,7 @@ def _semantic(message: dict) -> dict:
 
 
 def _fold(events):
-    acc = Accumulator()
+    acc = Accumulator(ordered=True)  # Anthropic blocks have an order
     for e in events:
         acc.feed(e)
     return acc.result()

@@ -126,3 +126,96 @@ def test_choose_at_cap_hands_out_the_least_leased():
     assert choose("abc", records, {"a": 1, "b": 1}, cap=1, now=NOW, order="ordered", rotation=0) == "c"
     assert choose("abc", records, {"a": 3, "b": 1, "c": 2}, cap=1, now=NOW, order="ordered",
                   rotation=0) == "b"
+
+
+def test_sole_credential_cools_at_most_60s_on_auth_failed():
+    err = AuthenticationError("Invalid API key", status=401)
+    mark = decide("auth_failed", auth_type="api_key", now=NOW, sole=True, error=err)
+    assert mark == Mark("cooling", NOW + SOLE_CREDENTIAL_MAX_COOLDOWN, "401", "Invalid API key")
+
+
+def test_oauth_string_error_body_invalid_grant_is_terminal():
+    err = {"status": 400, "body": {"error": "invalid_grant"}, "message": "refresh failed"}
+    mark = decide("auth_failed", auth_type="oauth", now=NOW, sole=False, error=err)
+    assert mark == Mark("dead", None, "400", "refresh failed")
+
+
+@pytest.mark.parametrize("body", [
+    {"error": {"code": "token_revoked"}},
+    {"error": {"type": "invalid_token"}},
+    {"error": {"code": "Refresh_Token_Reused"}},  # compared lowercased
+], ids=["inner-code", "inner-type", "mixed-case"])
+def test_terminal_reason_inside_the_body_is_dead(body):
+    err = AuthenticationError("no", status=401, body=body)
+    assert decide("auth_failed", auth_type="oauth", now=NOW, sole=False, error=err).status == "dead"
+
+
+def test_a_non_terminal_body_error_only_cools():
+    err = AuthenticationError("no", status=401, body={"error": "invalid_client_secret_typo"})
+    assert decide("auth_failed", auth_type="api_key", now=NOW, sole=False, error=err).status == "cooling"
+
+
+def test_the_mark_carries_the_providers_code_first_then_the_status():
+    coded = RateLimitError("slow", status=429, code="rate_limit_exceeded")
+    plain = RateLimitError("slow", status=429)
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=coded).code \
+        == "rate_limit_exceeded"
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=plain).code == "429"
+    bare = decide("billing", auth_type="api_key", now=NOW, sole=False, error={"message": "spent"})
+    assert (bare.code, bare.reason) == ("billing", "spent")
+
+
+def test_reason_is_the_error_class_when_it_has_no_text():
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False,
+                  error=RateLimitError("")).reason == "RateLimitError"
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False,
+                  error={"status": 429}).reason is None
+
+
+def test_reason_is_cut_to_300_characters():
+    err = RateLimitError("x" * 500)
+    assert len(decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err).reason) == 300
+
+
+def test_a_retry_after_of_zero_or_less_falls_back_to_the_default():
+    for hint in (0, -5):
+        err = {"status": 429, "retry_after": hint}
+        mark = decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err)
+        assert mark.until == NOW + DEFAULT_COOLDOWN
+
+
+def test_billing_with_a_provider_reset_uses_it():
+    err = BillingError("quota", status=429, headers={"retry-after": "120"})
+    assert decide("billing", auth_type="api_key", now=NOW, sole=True, error=err).until == NOW + 120
+
+
+def test_auth_failed_without_an_error_only_cools():
+    assert decide("auth_failed", auth_type="api_key", now=NOW, sole=False).status == "cooling"
+
+
+def test_a_terminal_code_on_the_error_itself_is_dead():
+    err = AuthenticationError("no", status=401, code="invalid_grant",
+                              body={"error": {"code": "something_else"}})
+    assert decide("auth_failed", auth_type="oauth", now=NOW, sole=False, error=err).status == "dead"
+
+
+def test_a_retry_after_under_a_second_is_used():
+    err = {"status": 429, "retry_after": 0.5}
+    assert decide("rate_limited", auth_type="api_key", now=NOW, sole=False, error=err).until == NOW + 0.5
+
+
+def test_billing_cools_the_credential():
+    mark = decide("billing", auth_type="api_key", now=NOW, sole=False, error=BillingError("spent"))
+    assert mark == Mark("cooling", NOW + DEFAULT_COOLDOWN, "402", "spent")
+
+
+def test_the_unknown_outcome_error_lists_the_known_ones():
+    with pytest.raises(ValueError, match=r"expected one of success, rate_limited, billing, "):
+        decide("exploded", auth_type="api_key", now=NOW, sole=False)  # type: ignore[arg-type]
+
+
+def test_reason_of_a_foreign_exception_is_its_text():
+    from modelwire.credentials.cooldown import error_reason
+
+    assert error_reason(ValueError("socket closed")) == "socket closed"
+    assert error_reason(None) is None

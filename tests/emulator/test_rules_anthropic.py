@@ -15,6 +15,9 @@ USER = {"role": "user", "content": "What is 17 times 23?"}
 USE = {"type": "tool_use", "id": "toolu_01A", "name": "calculator",
        "input": {"expression": "17 * 23"}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "391"}
+SYSTEM = {"role": "system", "content": "Answer in one word."}
+USE2 = {**USE, "id": "toolu_01B"}
+RESULT2 = {**RESULT, "tool_use_id": "toolu_01B"}
 FOREIGN_SIGNATURE = ("EqEECkYICxgCKkAo3UA4WwDbB8ihhpykVCsPx6iMzwNTNP8dePIgYjNpu2EWrt5JbApWWONEZaf5"
                      "w46939Vu1SDU1//mDyr2/Vw+EgzsGM/71Y3P0MXKjXUaDHkHCRdukfBjp1m8TSIw")
 
@@ -28,6 +31,16 @@ def base(**over):
 def loop(assistant_content, user_content=None):
     return [USER, {"role": "assistant", "content": assistant_content},
             {"role": "user", "content": user_content or [RESULT]}]
+
+
+def loop2(assistant_content):
+    return [USER, {"role": "assistant", "content": assistant_content}, {"role": "user", "content": [RESULT, RESULT2]}]
+
+
+def place(ordinal, tools_before):
+    from modelwire.emulator.signing import thinking_place
+
+    return thinking_place(ordinal, tools_before)
 
 
 def thinking(emu, text="I will call the calculator.", ordinal=0):
@@ -132,6 +145,31 @@ CASES = [
          {"type": "text", "text": "quote", "citations": [{"type": "char_location"}]}]}]),
      lambda e: base(messages=[{"role": "user", "content": [{"type": "text", "text": "quote"}]}]),
      "citations are not allowed on user text blocks", "2026-10-21"),
+    ("mid_conversation_system_on_a_model_without_it",
+     lambda e: base(model="claude-sonnet-4-6", messages=[USER, SYSTEM]),
+     lambda e: base(model="claude-opus-4-8", messages=[USER, SYSTEM]),
+     "'system' is not supported on this model", "2023-06-01"),
+    ("mid_conversation_system_first",
+     lambda e: base(model="claude-opus-4-8", messages=[SYSTEM, USER]),
+     lambda e: base(model="claude-opus-4-8", messages=[USER, SYSTEM]),
+     "must immediately follow a `user` message", "2023-06-01"),
+    ("mid_conversation_system_before_a_user_turn",
+     lambda e: base(model="claude-opus-4-8", messages=[USER, SYSTEM, {"role": "user", "content": "go"}]),
+     lambda e: base(model="claude-opus-4-8", messages=[USER, SYSTEM, {"role": "assistant", "content": "ok"},
+                                                       {"role": "user", "content": "go"}]),
+     "must be the last message or be followed by an `assistant` message", "2023-06-01"),
+    ("mid_conversation_system_with_an_image",
+     lambda e: base(model="claude-opus-4-8", messages=[USER, {"role": "system", "content": [
+         {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]}]),
+     lambda e: base(model="claude-opus-4-8", messages=[USER, {"role": "system", "content": [
+         {"type": "text", "text": "be brief"}]}]),
+     "accept non-empty text blocks only", "2023-06-01"),
+    ("interleaved_thinking_regrouped",
+     lambda e: base(model="claude-opus-4-8", tools=[CALC], thinking={"type": "adaptive"}, messages=loop2(
+         [thinking(e, "first", 0), thinking(e, "second", place(1, 1)), USE, USE2])),
+     lambda e: base(model="claude-opus-4-8", tools=[CALC], thinking={"type": "adaptive"}, messages=loop2(
+         [thinking(e, "first", 0), USE, thinking(e, "second", place(1, 1)), USE2])),
+     "Invalid `signature` in `thinking` block", "2023-06-01"),
     ("temperature_not_1_with_budget_thinking_under_2023_06_01",
      lambda e: base(thinking=BUDGET, temperature=0.7),
      lambda e: base(thinking=BUDGET, temperature=1),

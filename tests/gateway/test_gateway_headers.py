@@ -33,8 +33,10 @@ def gateway(tmp_path_factory) -> Iterator[RunningGateway]:
     mp.setenv("ODD_KEY", "sk-odd-0123456789")  # the upstream key is read from the environment
     try:
         with canned_upstream(_answer) as base_url:
-            path.write_text("models:\n  odd: {provider: custom, api_mode: chat_completions, model: m, "
-                            f"base_url: '{base_url}', api_key_env: ODD_KEY}}\n")
+            # a fallback keeps the request on the translating path (a custom upstream
+            # alone takes the same-protocol lane, where the gateway reads no model name)
+            entry = f"{{provider: custom, api_mode: chat_completions, model: m, base_url: '{base_url}', api_key_env: ODD_KEY}}"
+            path.write_text(f"models:\n  odd: {entry}\n  spare: {entry}\nfallback: [spare]\n")
             with RunningGateway(load_config(str(path))) as gw:
                 yield gw
     finally:

@@ -101,6 +101,18 @@ def _assert_invariants(out: list[dict[str, Any]]) -> None:
 
 
 @given(_CONVERSATIONS)
+def test_system_messages_stay_where_they_were(messages: list[dict]) -> None:
+    # a system message later in the conversation is an instruction from that point on
+    # (Claude Code sends one after the first user turn): never hoisted, merged or dropped
+    out = prepare_conversation(messages)
+    sent = [m["content"] for m in messages if m["role"] in ("system", "user")]
+    kept = [m["content"] for m in out if m["role"] in ("system", "user")]
+    assert kept == sent
+    roles = [m["role"] for m in out if m["role"] in ("system", "user")]
+    assert roles == [m["role"] for m in messages if m["role"] in ("system", "user")]
+
+
+@given(_CONVERSATIONS)
 def test_prepared_conversation_satisfies_the_invariants(messages: list[dict]) -> None:
     before = copy.deepcopy(messages)
     out = prepare_conversation(messages)

@@ -9,6 +9,9 @@ import pytest
 from modelwire.errors import (
     BadRequestError,
     ConnectError,
+    ContentFilterError,
+    ContextLengthError,
+    MessageError,
     ModelNotFoundError,
     OverloadedError,
     ProtocolError,
@@ -192,3 +195,105 @@ def test_corpus_error_exchanges_classify_as_expected(corpus):
         assert classify(error).kind == expected[key], stem
         seen += 1
     assert seen == len(expected)
+
+
+@pytest.mark.parametrize(("status", "kind", "reason"), [
+    (None, "unknown", "no status"),
+    (302, "unknown", "302"),
+    (400, "bad_request", "400"),
+    (499, "bad_request", "499"),
+    (500, "server", "500"),
+    (599, "server", "599"),
+], ids=["no-status", "3xx", "400", "499", "500", "599"])
+def test_status_family_decides_when_no_rule_or_class_matches(status, kind, reason):
+    failure = classify(ProviderError("something odd", status=status))
+    assert (failure.kind, failure.reason) == (kind, reason)
+
+
+@pytest.mark.parametrize("body", [
+    [{"error": {"message": "The model `x` does not exist"}}],  # a list of errors (Gemini)
+    {"detail": "The model `x` does not exist"},  # FastAPI / vLLM
+    {"type": "model_not_found"},
+    {"code": "model_not_found"},
+    {"status": "model_not_found"},
+    {"error": {"metadata": {"raw": '{"error": "no such model"}'}}},  # OpenRouter's wrapper
+], ids=["list", "detail", "type", "code", "status", "openrouter-raw"])
+def test_error_text_is_read_from_every_body_shape(body):
+    failure = classify(ProviderError("Bad request", status=400, body=body))
+    assert failure.kind == "model_not_found"
+
+
+def test_body_text_beyond_its_first_2000_characters_is_not_read():
+    far = classify(ProviderError("x", status=400, body={"message": "." * 2000 + "billing"}))
+    near = classify(ProviderError("x", status=400, body={"message": "." * 1990 + "billing"}))
+    assert (far.kind, near.kind) == ("bad_request", "billing")
+
+
+def test_body_nesting_is_read_to_a_bounded_depth():
+    deep: object = "billing"
+    for _ in range(5):
+        deep = {"error": deep}
+    shallow = {"error": {"error": {"error": "billing"}}}
+    assert classify(ProviderError("x", status=400, body=deep)).kind == "bad_request"
+    assert classify(ProviderError("x", status=400, body=shallow)).kind == "billing"
+
+
+def test_only_the_first_five_errors_of_a_list_are_read():
+    body = [{"message": "fine"}] * 5 + [{"message": "billing"}]
+    assert classify(ProviderError("x", status=400, body=body)).kind == "bad_request"
+
+
+def test_retry_delay_given_only_in_the_body_is_on_the_failure():
+    body = {"error": {"message": "Rate limited", "details": [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]}}
+    failure = classify(ProviderError("Rate limited", status=429, body=body))
+    assert (failure.kind, failure.retry_after) == ("rate_limit", 7.0)
+
+
+def test_no_headers_and_no_body_give_no_retry_hint():
+    assert classify(ProviderError("Rate limited", status=429)).retry_after is None
+
+
+@pytest.mark.parametrize(("error", "kind"), [
+    (ContentFilterError("refused", status=None), "content_filter"),
+    (ContextLengthError("too big", status=None), "context_length"),
+], ids=["content-filter", "context-length"])
+def test_status_less_errors_from_a_codec_keep_their_class(error, kind):
+    error.status = None  # a stream's error event carries no HTTP status
+    failure = classify(error)
+    assert failure.kind == kind and not failure.retryable
+
+
+def test_a_message_error_is_the_callers_mistake_with_its_facts():
+    error = MessageError("tool result without a call", index=3)
+    failure = classify(error, ProviderProfile(name="openai"))
+    assert (failure.kind, failure.provider, failure.reason, failure.error) == (
+        "bad_request", "openai", "MessageError", error)
+    assert not failure.retryable
+
+
+def test_a_foreign_exception_is_unknown_and_keeps_no_error():
+    failure = classify(ValueError("boom"))
+    assert (failure.kind, failure.reason, failure.error, failure.provider) == (
+        "unknown", "ValueError", None, None)
+
+
+def test_protocol_failures_say_which_and_keep_the_error():
+    empty = ProtocolError("the stream ended with no event")
+    broken = ProtocolError("bad JSON in an SSE data line")
+    assert (classify(empty).kind, classify(broken).kind) == ("empty_stream", "malformed")
+    assert classify(broken).error is broken and classify(broken).reason == str(broken)
+
+
+def test_provider_comes_from_the_profile_else_the_error():
+    error = ServerError("down", status=500, provider="groq")
+    assert classify(error).provider == "groq"
+    assert classify(error, ProviderProfile(name="openai")).provider == "openai"
+
+
+def test_a_rule_for_named_providers_matches_only_them():
+    from modelwire.resilience.classify import Rule
+
+    rule = Rule("overloaded", "why", codes=frozenset({"1305"}), providers=frozenset({"zai"}))
+    assert rule.matches(429, "1305", "", "zai")
+    assert not rule.matches(429, "1305", "", "openai")

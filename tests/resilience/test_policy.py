@@ -154,3 +154,85 @@ def test_chain_skips_an_entry_resolving_to_the_same_endpoint_and_model():
 def test_primary_resolution_error_propagates():
     with pytest.raises(ConfigError):
         FallbackChain("missing-primary", ["a/m1"], _resolve, key=lambda r: r)
+
+
+# ------------------------------------------------------------------ every rung, exactly
+FALLBACK = LadderState(has_fallback=True)
+
+
+@pytest.mark.parametrize(("failure", "state", "expected"), [
+    (f("signature_400"), LadderState(),
+     ("strip_reasoning", 0.0, "thinking signature rejected: strip and resend")),
+    (f("signature_400"), LadderState(stripped_reasoning=True, has_fallback=True),
+     ("raise", 0.0, "signature rejected again after stripping")),
+    (f("schema_400"), LadderState(),
+     ("strip_schema", 0.0, "tool schema grammar rejected: strip and resend")),
+    (f("schema_400"), LadderState(stripped_schema=True, has_fallback=True),
+     ("raise", 0.0, "grammar rejected again after stripping")),
+    (f("param_400"), LadderState(),
+     ("drop_param", 0.0, "a setting this model does not take: resend without it")),
+    (f("auth", fault=True), LadderState(oauth=True),
+     ("refresh", 0.0, "401 on an OAuth credential: refresh once")),
+    (f("billing", fault=True), LadderState(pooled=True, other_credential=True),
+     ("rotate", 0.0, "billing on this credential: use the next one")),
+    (f("server"), LadderState(retries=2), ("retry", 8.0, "server: retry 3")),
+    (f("server"), LadderState(retries=4, has_fallback=True),
+     ("fallback", 0.0, "server: 5 attempts spent")),
+    (f("overloaded", retry_after=61.0), FALLBACK,
+     ("fallback", 0.0, "server asks to wait 61s: fall back")),
+    (f("model_not_found"), FALLBACK, ("fallback", 0.0, "model_not_found on this model")),
+    (f("context_length"), FALLBACK, ("raise", 0.0, "context_length: not retryable")),
+], ids=["strip", "strip-again", "schema", "schema-again", "param", "refresh", "rotate",
+        "retry", "attempts-spent", "long-hint", "cannot-serve", "caller-error"])
+def test_each_rung_gives_its_action_wait_and_reason(failure, state, expected):
+    action = decide(failure, state, STEADY)
+    assert (action.kind, action.wait, action.reason) == expected
+
+
+def test_the_reason_for_a_hint_not_waited_for_names_both_numbers():
+    action = decide(f("rate_limit", retry_after=3600.0), LadderState(),
+                    RetryPolicy(jitter=0, give_up_over=30.0))
+    assert action.reason == "rate_limit: the server asks to wait 3600s, over 30s: not waited for"
+
+
+def test_the_last_allowed_attempt_still_retries():
+    policy = RetryPolicy(attempts=3, jitter=0)
+    assert decide(f("server"), LadderState(retries=1), policy).kind == "retry"  # try 3 of 3
+    assert decide(f("server"), LadderState(retries=2), policy).kind == "raise"
+
+
+def test_a_hint_at_the_fallback_bound_is_waited_for():
+    assert decide(f("rate_limit", retry_after=60.0), FALLBACK, STEADY) == \
+        decide(f("rate_limit", retry_after=60.0), LadderState(), STEADY)
+    assert decide(f("rate_limit", retry_after=60.0), FALLBACK, STEADY).kind == "retry"
+
+
+def test_a_computed_backoff_never_sends_to_the_fallback():
+    slow = RetryPolicy(jitter=0, base=50.0, max_wait=120.0, fallback_over=10.0)
+    action = decide(f("server"), LadderState(retries=1, has_fallback=True), slow)
+    assert (action.kind, action.wait) == ("retry", 100.0)
+
+
+def test_a_refreshed_oauth_credential_is_not_refreshed_again():
+    action = decide(f("auth", fault=True), LadderState(oauth=True, refreshed=True), STEADY)
+    assert action.kind == "raise"
+
+
+def test_a_negative_hint_means_now():
+    assert backoff(1, STEADY, hint=-3.0) == 0.0
+
+
+def test_backoff_without_jitter_is_exact():
+    assert [backoff(n, STEADY) for n in (1, 2, 3, 4, 5, 6)] == [2.0, 4.0, 8.0, 16.0, 32.0, 60.0]
+    assert backoff(2, RetryPolicy(base=1.0, jitter=0)) == 2.0
+
+
+def test_jitter_adds_at_most_its_fraction_of_the_base():
+    policy = RetryPolicy(base=4.0, jitter=0.5)
+    waits = [backoff(1, policy) for _ in range(200)]
+    assert all(4.0 <= w <= 6.0 for w in waits) and max(waits) > 5.0
+
+
+def test_the_default_policy_is_the_documented_one():
+    assert decide(f("server"), LadderState(retries=3)).kind == "retry"
+    assert decide(f("server"), LadderState(retries=4)).kind == "raise"

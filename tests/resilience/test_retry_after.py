@@ -223,3 +223,158 @@ def test_any_input_gives_none_or_a_bounded_delay(headers, body):
     assert found is None or 0.0 <= found <= MAX_RETRY_AFTER
     at = reset_at(headers, body, now=NOW)
     assert at is None or NOW <= at <= NOW + 7 * 86400
+
+
+@pytest.mark.parametrize("body", [
+    {"error": {"reset_at": None}},
+    {"error": {"resets_at": ""}},
+    {"error": {"retry_until": True}},
+    {"error": {"reset_at": "soon"}},
+], ids=["null", "empty", "bool", "text"])
+def test_an_unusable_absolute_reset_in_the_body_is_no_hint(body):
+    assert retry_after_seconds({}, body, now=NOW) is None
+
+
+def test_an_unusable_absolute_reset_does_not_hide_the_next_hint():
+    body = {"error": {"reset_at": None, "message": "Please try again in 5s."}}
+    assert retry_after_seconds({}, body, now=NOW) == 5.0
+
+
+def test_anthropic_limit_headers_without_a_reset_header_are_no_hint():
+    headers = {"anthropic-ratelimit-requests-remaining": "0",
+               "anthropic-ratelimit-requests-limit": "50"}
+    assert retry_after_seconds(headers, None, now=NOW) is None
+
+
+@pytest.mark.parametrize(("headers", "body"), [
+    ({"anthropic-ratelimit-tokens-reset": iso(-30)}, None),
+    ({}, {"error": {"reset_at": NOW - 30}}),
+    ({"x-ratelimit-reset-requests": "0s"}, None),
+], ids=["anthropic-header", "body-epoch", "openai-zero"])
+def test_a_reset_already_past_means_now(headers, body):
+    assert retry_after_seconds(headers, body, now=NOW) == 0.0
+    assert reset_at(headers, body, now=NOW) == NOW
+
+
+@pytest.mark.parametrize(("stamp", "seconds"), [
+    ("2026-11-29T12:00:30", 30.0),  # no zone: UTC
+    ("2026-11-29T12:00:30Z", 30.0),
+    ("2026-11-29T13:00:30+01:00", 30.0),
+    (str(int(NOW) + 30), 30.0),  # epoch seconds as text
+    ((NOW + 30) * 1000, 30.0),  # epoch milliseconds
+], ids=["naive", "z", "offset", "epoch-text", "epoch-ms"])
+def test_absolute_resets_in_every_form(stamp, seconds):
+    assert retry_after_seconds({}, {"resets_at": stamp}, now=NOW) == pytest.approx(seconds)
+
+
+def test_an_http_date_without_a_zone_is_utc():
+    assert retry_after_seconds({"Retry-After": "Sun, 29 Nov 2026 12:00:30 -0000"}, now=NOW) == 30.0
+
+
+def test_retry_after_ms_that_is_not_a_number_falls_through():
+    assert retry_after_seconds({"retry-after-ms": "soon", "retry-after": "7"}, now=NOW) == 7.0
+
+
+def test_a_remaining_count_that_is_not_a_number_is_not_exhausted():
+    headers = {"x-ratelimit-reset-requests": "10s", "x-ratelimit-remaining-requests": "n/a",
+               "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "100"}
+    assert retry_after_seconds(headers, now=NOW) == 50.0  # none exhausted: the latest
+
+
+def test_json_inside_a_message_string_is_read():
+    body = {"error": {"message": json.dumps({"error": {"retryDelay": "12s"}})}}
+    assert retry_after_seconds({}, body, now=NOW) == 12.0
+
+
+def test_a_bytes_body_is_decoded():
+    assert retry_after_seconds({}, b'{"error": {"message": "retry after 3 seconds"}}', now=NOW) == 3.0
+
+
+def test_headers_as_pairs_are_read():
+    assert retry_after_seconds([("Retry-After", "4")], now=NOW) == 4.0
+
+
+def test_a_body_nested_too_deep_is_not_walked():
+    deep: object = {"retryDelay": "9s"}
+    for _ in range(14):
+        deep = {"error": deep}
+    assert retry_after_seconds({}, deep, now=NOW) is None
+
+
+def _nested(levels: int, leaf: object, *, in_list: bool = False) -> object:
+    node = leaf
+    for _ in range(levels):
+        node = [node] if in_list else {"error": node}
+    return node
+
+
+@pytest.mark.parametrize("in_list", [False, True], ids=["dicts", "lists"])
+def test_body_hints_are_read_twelve_levels_deep_and_no_deeper(in_list):
+    leaf = {"retryDelay": "9s"}
+    assert retry_after_seconds({}, _nested(12, leaf, in_list=in_list), now=NOW) == 9.0
+    assert retry_after_seconds({}, _nested(13, leaf, in_list=in_list), now=NOW) is None
+
+
+@pytest.mark.parametrize("body", [
+    [{"reset_at": NOW + 30}],
+    {"error": {"message": json.dumps({"reset_at": NOW + 30})}},
+], ids=["in-a-list", "json-in-a-message"])
+def test_absolute_resets_anywhere_in_the_body_are_relative_to_now(body):
+    assert retry_after_seconds({}, body, now=NOW) == 30.0
+
+
+def test_json_looking_text_with_a_text_hint_keeps_the_text_hint():
+    body = {"error": {"message": '{"note": 1} please retry after 5 seconds'}}
+    assert retry_after_seconds({}, body, now=NOW) == 5.0
+
+
+def test_json_inside_a_message_after_spaces_is_read():
+    body = {"error": {"message": '   {"error": {"retryDelay": "4s"}}'}}
+    assert retry_after_seconds({}, body, now=NOW) == 4.0
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"x-ratelimit-reset": "10", "x-ratelimit-remaining": "0",
+      "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "5"}, 10.0),
+    ({"ratelimitbysize-reset": "10", "ratelimitbysize-remaining": "0",
+      "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "5"}, 10.0),
+    ({"x-ratelimit-reset-requests": "10s", "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-reset-tokens": "50s"}, 10.0),  # a window without a count is not exhausted
+    ({"x-ratelimit-reset-requests": "10s", "x-ratelimit-remaining-requests": "1",
+      "x-ratelimit-reset-tokens": "50s", "x-ratelimit-remaining-tokens": "5"}, 50.0),
+], ids=["together", "mistral", "no-count", "one-left"])
+def test_the_exhausted_window_of_each_header_family_decides(headers, seconds):
+    assert retry_after_seconds(headers, now=NOW) == seconds
+
+
+@pytest.mark.parametrize("stamp", ["2026-11-29t12:00:30z", "2026-11-29T12:00:30z"],
+                         ids=["lowercase-t-and-z", "lowercase-z"])
+def test_rfc3339_lowercase_letters_are_read(stamp):
+    assert retry_after_seconds({}, {"reset_at": stamp}, now=NOW) == 30.0
+
+
+def test_zone_less_times_are_utc_whatever_the_machines_zone(monkeypatch):
+    import time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert retry_after_seconds({}, {"reset_at": "2026-11-29T12:00:30"}, now=NOW) == 30.0
+        date = {"Retry-After": "Sun, 29 Nov 2026 12:00:30 -0000"}
+        assert retry_after_seconds(date, now=NOW) == 30.0
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_epoch_values_above_1e12_are_milliseconds():
+    assert reset_at({}, {"reset_at": 1e12}, now=NOW) == NOW + 7 * 86400.0  # seconds: far out
+    assert reset_at({}, {"reset_at": 1e12 + 1}, now=NOW) == NOW  # ms: 2001, long past
+
+
+def test_absolute_hints_use_the_wall_clock_when_no_now_is_given():
+    import time
+
+    soon = format_datetime(datetime.fromtimestamp(time.time() + 30, tz=UTC), usegmt=True)
+    assert 25 <= retry_after_seconds({"Retry-After": soon}) <= 30
+    assert time.time() + 25 <= reset_at({"Retry-After": soon}) <= time.time() + 31

@@ -185,3 +185,85 @@ def test_route_messages_reads_the_turn_from_a_conversation():
     assert turn_facts(loop) == ("what time is it", True, False)
     assert route_messages(loop, CONFIG).reason == "tool results: no routing"
     assert turn_facts([]) == ("", False, False)
+
+
+@pytest.mark.parametrize("image", [
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+    {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+    {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+], ids=["anthropic-image", "responses-input-image", "chat-image-url"])
+def test_a_turn_with_an_image_in_any_protocols_shape_goes_to_the_primary(image):
+    from modelwire.routing import route_messages
+
+    convo = [{"role": "user", "content": [{"type": "text", "text": "hi"}, image]}]
+    route = route_messages(convo, CONFIG)
+    assert (route.kind, route.reason) == ("primary", "images: no routing")
+
+
+def test_text_only_parts_are_joined_and_routed_by_their_text():
+    from modelwire.routing import route_messages, turn_facts
+
+    simple = [{"role": "user", "content": [{"type": "text", "text": "what time"},
+                                           {"type": "text", "text": "is it"}]}]
+    assert turn_facts(simple) == ("what time\nis it", False, False)
+    assert route_messages(simple, CONFIG).kind == "cheap"
+    hard = [{"role": "user", "content": [{"type": "text", "text": "hello"},
+                                         {"type": "text", "text": "please refactor"}]}]
+    assert route_messages(hard, CONFIG).reason == "keyword: refactor"
+
+
+def test_the_last_user_message_decides_not_an_earlier_one():
+    from modelwire.routing import turn_facts
+
+    convo = [{"role": "user", "content": "please refactor"},
+             {"role": "assistant", "content": "done"},
+             {"role": "user", "content": "thanks"}]
+    assert turn_facts(convo) == ("thanks", False, False)
+
+
+def test_a_first_turn_that_carries_tool_results_is_not_routed():
+    from modelwire.routing import route_messages, turn_facts
+
+    convo = [{"role": "user", "content": "hi"},
+             {"role": "assistant", "content": None, "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": "clock", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "12:00"}]
+    assert turn_facts(convo) == ("hi", True, False)
+    state = RoutingMemory().state("fresh")  # nothing routed yet in this conversation
+    route = route_messages(convo, CONFIG, sticky_state=state)
+    assert (route.kind, route.reason) == ("primary", "tool results: no routing")
+    assert not state.escalated  # a tool loop does not pin the conversation to the primary
+
+
+def test_a_conversation_without_a_user_message_has_no_text():
+    from modelwire.routing import turn_facts
+
+    assert turn_facts([]) == ("", False, False)
+    assert turn_facts([{"role": "system", "content": "x"}]) == ("", False, False)
+
+
+def test_tool_results_after_an_escalation_stay_on_the_primary():
+    state = RoutingMemory().state("c")
+    choose_route("please refactor", CONFIG, sticky_state=state)
+    route = choose_route("", CONFIG, has_tool_results=True, sticky_state=state)
+    assert (route.kind, route.reason) == ("primary", "tool results: no routing")
+
+
+def test_memory_drops_the_least_recently_used_conversation():
+    memory = RoutingMemory(max_conversations=2)
+    a = memory.state("a")
+    memory.state("b")
+    assert memory.state("a") is a  # touched: now the most recent
+    memory.state("c")  # evicts b, not a
+    assert memory.state("a") is a and len(memory) == 2
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("   ", "empty message"),
+    ("one\ntwo", "simple: 2 words, no keywords"),
+    ("one\ntwo\nthree", "multi-line: 2 newlines"),
+    ("see www.example.com", "url"),
+    ("(Debug)!", "keyword: debug"),
+], ids=["blank", "one-newline", "two-newlines", "www", "punctuated-keyword"])
+def test_seed_rule_edges(text, reason):
+    assert simple_turn_reason(text)[1] == reason

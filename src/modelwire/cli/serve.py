@@ -31,7 +31,12 @@ __all__ = ["command"]
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64))
 @click.option("--grace", default=30.0, show_default=True, type=float,
               help="Seconds running streams get to finish on SIGTERM.")
-def command(config_path: str | None, host: str, port: int, workers: int, grace: float) -> int:
+@click.option("--ssl-certfile", type=click.Path(dir_okay=False),
+              help="Serve HTTPS (TLS 1.2+) with this PEM certificate chain (config: gateway.ssl_certfile).")
+@click.option("--ssl-keyfile", type=click.Path(dir_okay=False),
+              help="The certificate's PEM private key (config: gateway.ssl_keyfile).")
+def command(config_path: str | None, host: str, port: int, workers: int, grace: float,
+            ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> int:
     """Serve /v1/chat/completions, /v1/messages, /v1/responses and /v1/models."""
     import uvicorn
 
@@ -68,9 +73,11 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         "http": GatewayHTTP,
         "log_config": _log_config(bool(getattr(gw, "access_log", True))),
     }
+    scheme = _tls_options(options, ssl_certfile or getattr(gw, "ssl_certfile", None),
+                          ssl_keyfile or getattr(gw, "ssl_keyfile", None))
     if builtin:
-        _announce_builtin(config, host, port)
-    click.echo(f"modelwire gateway on http://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
+        _announce_builtin(config, f"{scheme}://{host}:{port}")
+    click.echo(f"modelwire gateway on {scheme}://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
         with _config_for_workers(config, builtin):
             uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
@@ -81,13 +88,13 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     return 0
 
 
-def _announce_builtin(config: Any, host: str, port: int) -> None:
+def _announce_builtin(config: Any, origin: str) -> None:
     """The first lines of a run with no config: what is served, how to reach it, and how
     to serve more."""
     click.echo("no config found: serving the built-in emulator's models (offline, "
                "deterministic): " + ", ".join(config.models), err=True)
-    click.echo(f"  point an SDK at it: OPENAI_BASE_URL=http://{host}:{port}/v1 or "
-               f"ANTHROPIC_BASE_URL=http://{host}:{port}", err=True)
+    click.echo(f"  point an SDK at it: OPENAI_BASE_URL={origin}/v1 or ANTHROPIC_BASE_URL={origin}",
+               err=True)
     click.echo("  write a modelwire.yaml and pass --config (see --help) to serve real providers",
                err=True)
 
@@ -105,6 +112,20 @@ def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
     with emulator_config_file() as path:
         os.environ["MODELWIRE_CONFIG"] = path
         yield
+
+
+def _tls_options(options: dict[str, Any], certfile: str | None, keyfile: str | None) -> str:
+    """Add uvicorn's TLS options (the flags win over the config's keys); the URL scheme."""
+    if not certfile and not keyfile:
+        return "http"
+    from ..gateway.tls import check_files, server_context
+
+    problem = check_files(certfile, keyfile)
+    if problem is not None:
+        raise click.UsageError(problem)
+    options.update(ssl_certfile=certfile, ssl_keyfile=keyfile,
+                   ssl_context_factory=server_context)
+    return "https"
 
 
 def _log_config(access: bool) -> dict[str, Any]:

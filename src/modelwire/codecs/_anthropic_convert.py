@@ -2,8 +2,13 @@
 
 The rules, each with the reason Anthropic (or a peer's bug) gives for it:
 
-* system and developer messages move to the ``system`` parameter (blocks when any carries
-  ``cache_control``, else one string);
+* leading system and developer messages move to the ``system`` parameter (blocks when any
+  carries ``cache_control``, else one string);
+* a later system or developer message stays at its place: as ``{"role": "system"}`` when
+  the model takes mid-conversation system messages (``ConvertContext.mid_system``) and the
+  place is one Anthropic allows (right after a user turn, last or before an assistant
+  turn; neighbours merged into one), else as a ``<system-reminder>`` text in the user turn
+  at that place, merged with the user content around it;
 * tool messages become ``tool_result`` blocks in a user turn, first in that turn;
   consecutive results merge into one user turn (Anthropic: "tool_use ids were found
   without tool_result blocks immediately after");
@@ -25,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from ..blockorder import ordered_items
 from ..errors import MessageError, UnsupportedContentError
 from ._anthropic_tools import sanitize_tool_id
 
@@ -53,6 +59,7 @@ class ConvertContext:
     profile: Any  # ProviderProfile
     api_version: str
     current_loop_start: int  # index of the last user message; later assistant turns are the loop
+    mid_system: bool = False  # the endpoint and model take {"role": "system"} in messages
 
     @property
     def strict_version(self) -> bool:
@@ -199,29 +206,29 @@ def _tool_result(msg: dict[str, Any], ctx: ConvertContext, where: str) -> dict[s
     return {"role": "user", "content": [block]}
 
 
-def _thinking_blocks(msg: dict[str, Any], ctx: ConvertContext, in_loop: bool) -> list[dict[str, Any]]:
-    profile = ctx.profile
-    if not in_loop and profile.drop_earlier_thinking:
-        return []
-    out = []
-    for detail in msg.get("reasoning_details") or []:
-        block = detail.get("block") if isinstance(detail, dict) else None
-        if not isinstance(block, dict) or block.get("type") not in THINKING_TYPES:
-            continue
-        if not profile.accepts_issuer(detail.get("issuer", "")):
-            continue  # a foreign signature is a 400; foreign text pasted as text causes refusals
-        if block["type"] == "thinking" and not block.get("signature") and not profile.unsigned_thinking_echo:
-            continue
-        if "cache_control" in block:  # Anthropic: cache_control is not allowed on thinking
-            block = {k: v for k, v in block.items() if k != "cache_control"}
-        out.append(block)
-    if not out and profile.unsigned_thinking_echo and msg.get("reasoning_content") \
-            and _unattributed_or_own(msg, profile):
+def _thinking_block(detail: Any, ctx: ConvertContext) -> dict[str, Any] | None:
+    """One reasoning_details entry as the thinking block sent back, or None when it may
+    not go to this endpoint."""
+    block = detail.get("block") if isinstance(detail, dict) else None
+    if not isinstance(block, dict) or block.get("type") not in THINKING_TYPES:
+        return None
+    if not ctx.profile.accepts_issuer(detail.get("issuer", "")):
+        return None  # a foreign signature is a 400; foreign text pasted as text causes refusals
+    if block["type"] == "thinking" and not block.get("signature") and not ctx.profile.unsigned_thinking_echo:
+        return None
+    if "cache_control" in block:  # Anthropic: cache_control is not allowed on thinking
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    return block
+
+
+def _unsigned_echo(msg: dict[str, Any], ctx: ConvertContext) -> list[dict[str, Any]]:
+    if ctx.profile.unsigned_thinking_echo and msg.get("reasoning_content") \
+            and _unattributed_or_own(msg, ctx.profile):
         # DeepSeek's and Kimi's Anthropic endpoints want the reasoning back (unsigned)
         # on tool-call turns, rebuilt from the text: text with no block saying who wrote
         # it (a plain history) or their own, never another issuer's (hermes #15748)
-        out.append({"type": "thinking", "thinking": msg["reasoning_content"]})
-    return out
+        return [{"type": "thinking", "thinking": msg["reasoning_content"]}]
+    return []
 
 
 def _unattributed_or_own(msg: dict[str, Any], profile: Any) -> bool:
@@ -254,43 +261,62 @@ def _tool_use(call: dict[str, Any], where: str) -> dict[str, Any]:
     return block
 
 
+def _passthrough_block(entry: Any, ctx: ConvertContext) -> dict[str, Any] | None:
+    block = entry.get("block") if isinstance(entry, dict) else None
+    # server tool calls and their results (web search...) go back to their issuer;
+    # citation markers are output-only metadata and are not sent
+    if (
+        isinstance(block, dict)
+        and block.get("type") not in ("citations", None)
+        and ctx.profile.accepts_issuer(entry.get("issuer", ""))
+    ):
+        # output-only fields are a 400 "Extra inputs are not permitted" when sent
+        # back (hermes-behaviours 2.8: caller, parsed_output, citations: null)
+        return {k: v for k, v in block.items() if k not in _OUTPUT_ONLY and not (k == "citations" and v is None)}
+    return None
+
+
+def _assistant_text(part: Any, ctx: ConvertContext, pw: str) -> dict[str, Any] | None:
+    if isinstance(part, str):
+        return {"type": "text", "text": part} if part.strip() else None
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind == "text":
+        return _text_block(part, ctx, pw)
+    if kind == "file" and not ctx.strict_version:
+        return _file_part(part, ctx, pw)
+    if kind == "file":
+        log.warning("%s: document dropped (API 2026-10-21 rejects documents in assistant turns)", pw)
+        return None
+    raise UnsupportedContentError(f"{pw}: {kind!r} parts cannot appear in an Anthropic assistant turn")
+
+
 def _assistant(msg: dict[str, Any], ctx: ConvertContext, where: str, in_loop: bool) -> dict[str, Any]:
-    blocks: list[dict[str, Any]] = _thinking_blocks(msg, ctx, in_loop)
-    for entry in msg.get("passthrough") or []:
-        block = entry.get("block") if isinstance(entry, dict) else None
-        # server tool calls and their results (web search...) go back to their issuer;
-        # citation markers are output-only metadata and are not sent
-        if (
-            isinstance(block, dict)
-            and block.get("type") not in ("citations", None)
-            and ctx.profile.accepts_issuer(entry.get("issuer", ""))
-        ):
-            # output-only fields are a 400 "Extra inputs are not permitted" when sent
-            # back (hermes-behaviours 2.8: caller, parsed_output, citations: null)
-            blocks.append({k: v for k, v in block.items()
-                           if k not in _OUTPUT_ONLY and not (k == "citations" and v is None)})
+    """The turn's blocks in its own order (``block_order``, modelwire.blockorder): a
+    thinking block's signature holds only at its place among the tool calls."""
     content = msg.get("content")
-    if isinstance(content, str):
-        if content.strip():
-            blocks.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        for j, part in enumerate(content):
-            pw = f"{where}.content[{j}]"
-            kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "text":
-                block = _text_block(part, ctx, pw)
-                if block:
-                    blocks.append(block)
-            elif kind == "file" and not ctx.strict_version:
-                blocks.append(_file_part(part, ctx, pw))
-            elif kind == "file":
-                log.warning("%s: document dropped (API 2026-10-21 rejects documents in assistant turns)", pw)
-            else:
-                raise UnsupportedContentError(f"{pw}: {kind!r} parts cannot appear in an Anthropic assistant turn")
-    elif content is not None:
+    if content is not None and not isinstance(content, (str, list)):
         raise MessageError(f"{where}: content must be a string, a list or null")
-    for k, call in enumerate(msg.get("tool_calls") or []):
-        blocks.append(_tool_use(call, f"{where}.tool_calls[{k}]"))
+    keep_thinking = in_loop or not ctx.profile.drop_earlier_thinking
+    blocks: list[dict[str, Any]] = []
+    counts = {"text": 0, "tool_call": 0}
+    thought = False
+    for kind, item in ordered_items(msg):
+        block: dict[str, Any] | None
+        if kind == "reasoning":
+            block = _thinking_block(item, ctx) if keep_thinking else None
+            thought = thought or block is not None
+        elif kind == "passthrough":
+            block = _passthrough_block(item, ctx)
+        elif kind == "text":
+            block = _assistant_text(item, ctx, f"{where}.content[{counts['text']}]")
+            counts["text"] += 1
+        else:
+            block = _tool_use(item, f"{where}.tool_calls[{counts['tool_call']}]")
+            counts["tool_call"] += 1
+        if block is not None:
+            blocks.append(block)
+    if not thought and keep_thinking:
+        blocks = _unsigned_echo(msg, ctx) + blocks
     return {"role": "assistant", "content": blocks}
 
 
@@ -304,6 +330,44 @@ def _attach_cache_control(out_msg: dict[str, Any], cache_control: Any) -> None:
         if block.get("type") not in THINKING_TYPES:
             block.setdefault("cache_control", cache_control)
             return
+
+
+def _later_system(msg: dict[str, Any], ctx: ConvertContext, where: str) -> dict[str, Any]:
+    """A system message after the conversation started: native when the model takes it
+    (placement checked later by :func:`_place_systems`), else a reminder in a user turn."""
+    blocks = encode_parts(msg.get("content"), ctx, where)
+    if ctx.mid_system:
+        return {"role": "system", "content": blocks or [{"type": "text", "text": EMPTY_USER}]}
+    return {"role": "user", "content": [_reminder(blocks)]}
+
+
+def _reminder(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    # the form Claude Code itself uses for instructions that arrive inside a user turn
+    text = "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+    block: dict[str, Any] = {"type": "text", "text": f"<system-reminder>\n{text}\n</system-reminder>"}
+    marks = [b["cache_control"] for b in blocks if "cache_control" in b]
+    if marks:
+        block["cache_control"] = marks[-1]
+    return block
+
+
+def _place_systems(out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Native system entries where Anthropic rejects them (not right after a user turn, or
+    followed by something other than an assistant turn) become reminders instead."""
+    if not any(m["role"] == "system" for m in out):
+        return out
+    placed: list[dict[str, Any]] = []
+    for k, m in enumerate(out):
+        if m["role"] == "system":
+            after_user = bool(placed) and placed[-1]["role"] == "user"
+            before_ok = k == len(out) - 1 or out[k + 1]["role"] == "assistant"
+            if not (after_user and before_ok):
+                m = {"role": "user", "content": [_reminder(m["content"])]}
+        if placed and placed[-1]["role"] == m["role"]:
+            _merge(placed[-1], m)
+        else:
+            placed.append(m)
+    return placed
 
 
 # ------------------------------------------------------------------- merging
@@ -338,7 +402,9 @@ def encode_conversation(
         role = msg.get("role")
         where = f"messages[{i}]"
         try:
-            if role in ("system", "developer"):
+            if role in ("system", "developer") and out:
+                converted = _later_system(msg, ctx, where)
+            elif role in ("system", "developer"):
                 content = msg.get("content")
                 if isinstance(content, list) or "cache_control" in msg:
                     system_blocks = True
@@ -346,7 +412,7 @@ def encode_conversation(
                 if "cache_control" in msg and system_parts:
                     system_parts[-1].setdefault("cache_control", msg["cache_control"])
                 continue
-            if role == "user":
+            elif role == "user":
                 converted = _user(msg, ctx, where)
             elif role == "tool":
                 converted = _tool_result(msg, ctx, where)
@@ -364,6 +430,7 @@ def encode_conversation(
             _merge(out[-1], converted)
         else:
             out.append(converted)
+    out = _place_systems(out)
     for m in out:
         if m["role"] == "assistant" and not m["content"]:
             m["content"] = [{"type": "text", "text": EMPTY_ASSISTANT}]

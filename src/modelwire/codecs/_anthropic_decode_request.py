@@ -13,8 +13,9 @@ from typing import Any
 
 import orjson
 
+from ..blockorder import order_field
 from ..errors import MessageError, UnsupportedContentError
-from ..types import Request
+from ..types import BlockKind, Request
 from ._anthropic_response import DEFAULT_ISSUER, load_json
 
 __all__ = ["SUPPORTED_VERSIONS", "auth_token", "decode_request"]
@@ -135,6 +136,7 @@ def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
     details: list[dict[str, Any]] = []
     passthrough: list[dict[str, Any]] = []
     reasoning: list[str] = []
+    kinds: list[BlockKind] = []  # the turn's order (thinking, tool_use, thinking, tool_use...)
     plain = True  # every text block just type and text: the content is one string
     for j, block in enumerate(content):
         kind = block.get("type") if isinstance(block, dict) else None
@@ -142,8 +144,10 @@ def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
             part = _part(block, where, j)
             plain = plain and len(part) == 2
             texts.append(part)
+            kinds.append("text")
         elif kind in ("thinking", "redacted_thinking"):
             details.append({"issuer": DEFAULT_ISSUER, "block": block})
+            kinds.append("reasoning")
             if kind == "thinking" and block.get("thinking"):
                 reasoning.append(block["thinking"])
         elif kind == "tool_use":
@@ -156,11 +160,16 @@ def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
             if "cache_control" in block:
                 call["cache_control"] = block["cache_control"]
             calls.append(call)
+            kinds.append("tool_call")
         elif kind:
             passthrough.append({"issuer": DEFAULT_ISSUER, "block": block})
+            kinds.append("passthrough")
         else:
             raise MessageError(f"{where}.content[{j}] has no type")
     out: dict[str, Any] = {"role": "assistant"}
+    order = order_field(kinds)
+    if order is not None and kinds.count("text") > 1:
+        plain = False  # text blocks at several places: one part each
     if plain and texts:
         out["content"] = "".join(t["text"] for t in texts)
     else:
@@ -173,6 +182,8 @@ def _assistant(msg: dict[str, Any], where: str) -> dict[str, Any]:
         out["reasoning_details"] = details
     if passthrough:
         out["passthrough"] = passthrough
+    if order is not None:
+        out["block_order"] = order
     return out
 
 
@@ -184,6 +195,23 @@ def _system(system: Any) -> dict[str, Any] | None:
     if isinstance(system, list):
         return {"role": "system", "content": [_part(b, f"system[{k}]") for k, b in enumerate(system)]}
     raise MessageError("system must be a string or a list of text blocks")
+
+
+def _mid_system(msg: dict[str, Any], where: str) -> dict[str, Any]:
+    """A mid-conversation system message (Claude Code sends one after the first user turn)
+    stays a system message at its place; text blocks only, as Anthropic documents."""
+    content = msg.get("content")
+    if isinstance(content, list):
+        for j, block in enumerate(content):
+            if not isinstance(block, dict) or block.get("type") != "text":
+                raise MessageError(f"{where}.content[{j}]: a system message holds text blocks only")
+        content = [_part(b, where, j) for j, b in enumerate(content)]
+    elif not isinstance(content, str):
+        raise MessageError(f"{where}.content must be a string or a list of text blocks")
+    out: dict[str, Any] = {"role": "system", "content": content}
+    if "cache_control" in msg:
+        out["cache_control"] = msg["cache_control"]
+    return out
 
 
 def _tools(tools: Any) -> list[dict[str, Any]]:
@@ -270,6 +298,8 @@ def _decode(data: dict[str, Any], headers: Mapping[str, str] | None) -> Request:
             _user(msg, where, internal)
         elif role == "assistant":
             internal.append(_assistant(msg, where))
+        elif role == "system" and i > 0:
+            internal.append(_mid_system(msg, where))
         else:
             raise MessageError(f"{where}: role must be user or assistant, not {role!r}", index=i)
     req["messages"] = internal  # type: ignore[typeddict-item]

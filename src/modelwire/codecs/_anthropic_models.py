@@ -59,6 +59,11 @@ class ModelFamily:
     # speed: "fast" accepted (a premium tier, direct API only), when the caller asks
     fast_mode: bool = False
     known: bool = True  # False for the "newest family" stand-in used for unknown ids
+    # takes {"role": "system"} messages inside ``messages`` (mid-conversation system
+    # messages). Anthropic's page lists the models: Opus 4.8, Opus 5, Opus 5.5, Sonnet 5.5,
+    # Haiku 5.5, Fable 5 / 5.1, Mythos 5 / 5.1, and says Sonnet 5 does not
+    # (platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages).
+    mid_system: bool = False
 
 
 # max_output per family, the default max_tokens (mandatory on this protocol). Sources:
@@ -93,14 +98,20 @@ FAMILIES: dict[tuple[str, int, int], ModelFamily] = {
         "claude-sonnet-4-6", 128000, "adaptive", prefill=False, efforts=_EFFORTS_46
     ),
     ("opus", 4, 7): ModelFamily("claude-opus-4-7", 128000, "adaptive_only", False, False),
-    ("opus", 4, 8): ModelFamily("claude-opus-4-8", 128000, "adaptive_only", False, False, fast_mode=True),
-    ("opus", 5, 0): ModelFamily("claude-opus-5", 128000, "adaptive_only", False, False, fast_mode=True),
+    ("opus", 4, 8): ModelFamily("claude-opus-4-8", 128000, "adaptive_only", False, False, fast_mode=True,
+                                mid_system=True),  # the first with mid-conversation system
+    ("opus", 5, 0): ModelFamily("claude-opus-5", 128000, "adaptive_only", False, False, fast_mode=True,
+                                mid_system=True),
     ("sonnet", 5, 0): ModelFamily("claude-sonnet-5", 128000, "adaptive_only", False, False),
-    ("opus", 5, 5): ModelFamily("claude-opus-5-5", 128000, "adaptive_only", False, False, fast_mode=True),
-    ("sonnet", 5, 5): ModelFamily("claude-sonnet-5-5", 128000, "adaptive_only", False, False),
-    ("fable", 5, 1): ModelFamily("claude-fable-5-1", 128000, "adaptive_only", False, False),
+    ("opus", 5, 5): ModelFamily("claude-opus-5-5", 128000, "adaptive_only", False, False, fast_mode=True,
+                                mid_system=True),
+    ("sonnet", 5, 5): ModelFamily("claude-sonnet-5-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("haiku", 5, 5): ModelFamily("claude-haiku-5-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("fable", 5, 0): ModelFamily("claude-fable-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("fable", 5, 1): ModelFamily("claude-fable-5-1", 128000, "adaptive_only", False, False, mid_system=True),
     ("fable", 5, 2): ModelFamily("claude-fable-5-2", 128000, "adaptive_only", False, False),
-    ("mythos", 5, 0): ModelFamily("claude-mythos-5", 128000, "adaptive_only", False, False),
+    ("mythos", 5, 0): ModelFamily("claude-mythos-5", 128000, "adaptive_only", False, False, mid_system=True),
+    ("mythos", 5, 1): ModelFamily("claude-mythos-5-1", 128000, "adaptive_only", False, False, mid_system=True),
 }
 
 # Unknown Claude ids: the newest family's rules (adaptive only, no sampling, no prefill).

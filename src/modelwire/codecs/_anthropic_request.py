@@ -22,7 +22,7 @@ from ._anthropic_models import NON_CLAUDE, ModelFamily, family_for
 from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
 from ._target import EncodedRequest, Target, allowed_only, auth_headers
 
-__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints"]
+__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
 
 log = logging.getLogger("modelwire.codecs.anthropic")
 
@@ -34,6 +34,13 @@ MIN_BUDGET = 1024  # Anthropic: budget_tokens >= 1024
 BUDGET_HEADROOM = 4096  # room for the answer after the thinking budget
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
 FAST_BETA = "fast-mode-2026-02-01"
+MID_SYSTEM_BETA = "mid-conversation-system-2026-04-07"
+
+
+def supports_mid_system(profile: Any, model: str) -> bool:
+    """Whether ``{"role": "system"}`` entries in ``messages`` may go to ``model`` at this
+    endpoint as they are (else the encoder turns them into reminders in user turns)."""
+    return bool(profile.mid_conversation_system) and family_for(model).mid_system
 
 
 def _effort_for(effort: str, family: ModelFamily) -> str:
@@ -223,8 +230,10 @@ def _check_thinking_turn(body: dict[str, Any]) -> None:
         body.pop("thinking", None)
         oc = body.get("output_config")
         if isinstance(oc, dict):
-            oc.pop("effort", None)
-            if not oc:
+            oc = {k: v for k, v in oc.items() if k != "effort"}  # a copy: it may be the caller's
+            if oc:
+                body["output_config"] = oc
+            else:
                 del body["output_config"]
         if body.get("temperature") == 1:
             del body["temperature"]
@@ -236,8 +245,11 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     family = _family(target)
     extra = request.get("extra") or {}
     messages = request.get("messages") or []
-    ctx = ConvertContext(profile, version, _current_loop_start(messages))
+    ctx = ConvertContext(profile, version, _current_loop_start(messages),
+                         mid_system=supports_mid_system(profile, target.model))
     system, converted = encode_conversation(messages, ctx)
+    if any(m["role"] == "system" for m in converted):
+        betas.append(MID_SYSTEM_BETA)  # what Claude Code sends with them (the API needs none now)
     if not converted:
         raise MessageError("the conversation has no user or assistant message")
     body: dict[str, Any] = {"model": target.model, "max_tokens": _max_tokens(request, family)}
@@ -292,8 +304,14 @@ def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
         # wrong types in the caller's request: one seam, a MessageError naming it
         raise MessageError(f"malformed request for Anthropic: {type(exc).__name__}: {exc}") from exc
     body = profile.patch_body(body, target)
-    for k, v in (request.get("extra") or {}).items():
+    extra = request.get("extra") or {}
+    for k, v in extra.items():
         body[k] = v
+    if isinstance(extra.get("thinking"), dict) and extra["thinking"].get("type") in ("enabled", "adaptive"):
+        # a front door's own thinking setting (Claude Code's adaptive): the same rule as
+        # for a derived one, now that it is in the body (history from another issuer
+        # leaves the loop's turn without its thinking block)
+        _check_thinking_turn(body)
     client_betas = (request.get("metadata") or {}).get("anthropic_beta")
     if client_betas and profile.accepts_issuer("anthropic"):
         # betas a front-door client asked for go only to Anthropic's own endpoints

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 
+from ..blockorder import ordered_items
 from ..completion import Completion
 from ..errors import (
     AuthenticationError,
@@ -269,7 +270,7 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     if not isinstance(content, list):
         raise ProtocolError("Anthropic response has no content list")
     issuer = issuer or DEFAULT_ISSUER
-    acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""))
+    acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""), ordered=True)
     calls = 0
     text_len = 0
     for block in content:
@@ -291,46 +292,67 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     return replace(result, raw=data)
 
 
+def _answer_tool_use(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function") or {}
+    try:
+        args = orjson.loads(fn.get("arguments") or "{}")
+    except orjson.JSONDecodeError:
+        args = {}
+    return {"type": "tool_use", "id": call.get("id") or "", "name": fn.get("name") or "",
+            "input": args if isinstance(args, dict) else {}}
+
+
+def _answer_blocks(msg: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any], bool]:
+    """The answer's blocks in the turn's order, the citations to put on its text, and
+    whether any native thinking block was among them."""
+    content: list[dict[str, Any]] = []
+    citations: list[Any] = []
+    thought = False
+    for kind, item in ordered_items(msg):
+        if kind == "reasoning":
+            block = item.get("block") or {}
+            if block.get("type") in THINKING_TYPES and item.get("issuer") == DEFAULT_ISSUER:
+                content.append(block)
+                thought = True
+        elif kind == "passthrough":
+            block = item.get("block") or {}
+            if block.get("type") == "citations":
+                citations.extend(block.get("citations") or [])
+            elif block:
+                content.append(block)
+        elif kind == "text":
+            text = item if isinstance(item, str) else (item.get("text", "") if item.get("type") == "text" else "")
+            if text:
+                content.append({"type": "text", "text": text})
+        else:
+            content.append(_answer_tool_use(item))
+    return content, citations, thought
+
+
 def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
                     id: str | None = None, model: str | None = None) -> dict[str, Any]:
-    """A Completion as Anthropic's non-stream response body. ``id`` and ``model``: the
-    answer's own (a gateway mints one per answer and names the model the client asked
-    for); by default the completion's."""
+    """A Completion as Anthropic's non-stream response body, its blocks in the order the
+    upstream gave them (``block_order``; by default thinking, server tools, text, tools).
+    ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
+    model the client asked for); by default the completion's."""
     msg = completion.message
-    content: list[dict[str, Any]] = []
-    for detail in msg.get("reasoning_details") or []:
-        block = detail.get("block") or {}
-        if block.get("type") in THINKING_TYPES and detail.get("issuer") == DEFAULT_ISSUER:
-            content.append(block)
-    if not content and msg.get("reasoning_content"):
+    content, citations, thought = _answer_blocks(msg)  # type: ignore[arg-type]
+    if "block_order" not in msg:
+        # the default grouping: the text parts are one text block, as before
+        texts = [i for i, b in enumerate(content) if b.get("type") == "text" and set(b) == {"type", "text"}]
+        if len(texts) > 1:
+            joined = {"type": "text", "text": "".join(content[i]["text"] for i in texts)}
+            content = [b for i, b in enumerate(content) if i not in texts[1:]]
+            content[texts[0]] = joined
+    if citations:
+        for b in content:
+            if b.get("type") == "text":
+                b["citations"] = citations
+                break
+    if not thought and msg.get("reasoning_content"):
         # foreign reasoning: shown as thinking with no signature (the gateway seals it
         # where it can; an unsigned block coming back is dropped, never trusted)
-        content.append({"type": "thinking", "thinking": msg["reasoning_content"], "signature": ""})
-    citations = []
-    for entry in msg.get("passthrough") or []:
-        block = entry.get("block") or {}
-        if block.get("type") == "citations":
-            citations.extend(block.get("citations") or [])
-        elif block:
-            content.append(block)
-    text = completion.text
-    if text:
-        tb: dict[str, Any] = {"type": "text", "text": text}
-        if citations:
-            tb["citations"] = citations
-        content.append(tb)
-    for call in msg.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        try:
-            args = orjson.loads(fn.get("arguments") or "{}")
-        except orjson.JSONDecodeError:
-            args = {}
-        content.append({
-            "type": "tool_use",
-            "id": call.get("id") or "",
-            "name": fn.get("name") or "",
-            "input": args if isinstance(args, dict) else {},
-        })
+        content.insert(0, {"type": "thinking", "thinking": msg["reasoning_content"], "signature": ""})
     stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
                                 completion.stop_sequence)
     return {

@@ -162,7 +162,7 @@ class StreamDecoder:
         return out
 
     def _partial(self, pending: list[StreamEvent] = ()) -> Any:  # type: ignore[assignment]
-        acc = Accumulator(model=self.model, id=self.id)
+        acc = Accumulator(model=self.model, id=self.id, ordered=True)
         for ev in (*self._history, *pending):
             acc.feed(ev)
         return acc.result(interrupted=True)

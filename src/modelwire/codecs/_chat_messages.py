@@ -24,7 +24,7 @@ from ..providers.profile import ProviderProfile
 # goes out as content (below); ``annotations`` are response-only.
 _ASSISTANT_INTERNAL = frozenset(
     {"reasoning_content", "reasoning_details", "passthrough", "reasoning", "refusal",
-     "annotations", "finish_reason"}
+     "annotations", "finish_reason", "block_order"}  # block_order: modelwire's own (blockorder)
 )
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 _MEDIA_TYPES = frozenset({"image_url", "input_audio", "file"})
@@ -289,6 +289,9 @@ def _tool(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolIds | 
     if not isinstance(call_id, str):
         raise MessageError(f"messages[{i}].tool_call_id must be a string", index=i)
     wire = _clean(msg)
+    # Anthropic's is_error (Claude Code marks failed tools) has no Chat Completions field,
+    # and strict servers reject unknown keys: the result's text says it failed
+    wire.pop("is_error", None)
     if ids is not None:
         wire["tool_call_id"] = ids(call_id)
     content = msg.get("content")

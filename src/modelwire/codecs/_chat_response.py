@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from ..accumulate import deterministic_tool_call_id
+from ..blockorder import joined_text_order
 from ..completion import Completion
 from ..errors import ProtocolError, ProviderError
 from ..messages import split_think_tags
@@ -212,6 +213,11 @@ def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
         out["tool_calls"] = [{k: v for k, v in c.items() if k in ("id", "type", "function")} for c in calls]
     if message.get("annotations"):
         out["annotations"] = list(message["annotations"])
+    order = joined_text_order(message) if "block_order" in message else None
+    if order is not None:
+        # modelwire's extension, like reasoning_details: a client that echoes the message
+        # gives an Anthropic or Responses upstream its interleaved turn back in order
+        out["block_order"] = order
     return out
 
 

@@ -17,8 +17,9 @@ from typing import Any, ClassVar
 
 import orjson
 
+from ..blockorder import order_field
 from ..errors import MessageError, ProtocolError, UnsupportedContentError
-from ..types import Effort, Message, Request, ToolSpec
+from ..types import BlockKind, Effort, Message, Request, ToolSpec
 from ._responses_namespaces import NAMESPACE_KEY, call_name, flat_name
 from ._responses_shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
@@ -355,33 +356,29 @@ def decode_input(value: Any, issuer: str, *,
 
 
 class _Turn:
-    """Consecutive assistant-side items folded into one assistant message.
+    """Consecutive assistant-side items folded into one assistant message, their order
+    kept as ``block_order`` (modelwire.blockorder) when it is not the default grouping:
+    reasoning, function_call, reasoning, function_call is one turn, as the model made it.
+    A second message item starts a new turn (one turn holds one text)."""
 
-    A new turn starts when an item would break the wire order the encoder
-    produces (reasoning, hosted calls, text, function calls): e.g. text after a
-    function call, or reasoning after text, so a re-encode gives the same order.
-    """
-
-    _RANK: ClassVar[dict[str, int]] = {
-        "reasoning": 0, "passthrough": 1, "message": 2, "function_call": 3, "custom_tool_call": 3,
-        "local_shell_call": 3,
+    _KIND: ClassVar[dict[str, BlockKind]] = {
+        "reasoning": "reasoning", "message": "text", "function_call": "tool_call", "custom_tool_call": "tool_call",
+        "local_shell_call": "tool_call",
     }
 
     def __init__(self, flat: Mapping[tuple[str, str], str]) -> None:
         self.flat = flat  # (namespace, name) -> the flat name the request's tools have
         self.message: dict[str, Any] = {"role": "assistant", "content": None}
-        self.last = -1
-        self.text: list[str] = []
-
-    def _rank(self, kind: str) -> int:
-        return self._RANK.get(kind, 1)
+        self.kinds: list[BlockKind] = []
 
     def accepts(self, kind: str) -> bool:
-        rank = self._rank(kind)
-        return rank > self.last or (rank == self.last and kind != "message")
+        return not (kind == "message" and "text" in self.kinds)
 
     def add(self, kind: str, item: dict[str, Any], index: int, issuer: str) -> None:
-        self.last = self._rank(kind)
+        self.kinds.append(self._KIND.get(kind, "passthrough"))
+        order = order_field(self.kinds)
+        if order is not None:
+            self.message["block_order"] = order
         msg = self.message
         if kind == "reasoning":
             msg.setdefault("reasoning_details", []).append({"issuer": issuer, "block": item})

@@ -5,7 +5,8 @@ Encoding rules and why:
 * Leading ``system`` messages become ``instructions``; ``developer`` messages and
   later system messages stay in ``input`` with their role (the API accepts both
   roles as input messages).
-* Assistant turns become items in wire order: reasoning items, pass-through
+* Assistant turns become items in the turn's own order (``block_order``), by default:
+  reasoning items, pass-through
   items (hosted tool calls), the assistant text, then ``function_call`` items.
 * ``store: false`` unless the profile says the endpoint stores responses. Then:
   ``include: ["reasoning.encrypted_content"]`` whenever thinking is on (without it,
@@ -30,6 +31,7 @@ from typing import Any
 
 import orjson
 
+from ..blockorder import ordered_items
 from ..errors import MessageError, UnsupportedContentError
 from ..types import Message, Request
 from ._responses_decode import no_logprobs
@@ -168,47 +170,67 @@ def encode_input(messages: list[Message], *, accepts: Any, store: bool) -> list[
 def _encode_assistant(
     msg: Any, index: int, accepts: Any, store: bool, seen: set[str]
 ) -> list[dict[str, Any]]:
-    body: list[dict[str, Any]] = []
+    """The turn's items in its own order (``block_order``, modelwire.blockorder): each
+    reasoning item before the call it led to, as the model produced them."""
     text = _assistant_text(msg.get("content"), index)
     if msg.get("refusal"):
         # an input message cannot carry a refusal part without an output-message id;
         # the refusal is what the assistant said, so it goes back as its text
         text = (text + "\n" if text else "") + msg["refusal"]
-    for entry in msg.get("passthrough") or ():
-        block = entry.get("block") if isinstance(entry, dict) else None
-        if isinstance(block, dict) and accepts(entry.get("issuer", "")) and "type" in block:
-            if store:
-                body.append(dict(block))
-            else:
-                # hosted tool calls (web_search_call...) need their id on input, and
-                # an id the API did not store is a 404: not replayed, as Hermes does;
-                # what they found is already in the assistant's text
-                log.debug("responses: not replaying %s item without storage", block["type"])
-    if text:
-        body.append({"role": "assistant", "content": text})
-    for call in msg.get("tool_calls") or ():
-        fn = call.get("function") or {}
-        body.append({
-            "type": "function_call",
-            "call_id": call.get("id") or "",
-            "name": fn.get("name", ""),
-            "arguments": fn.get("arguments") or "{}",
-        })
-    if not body:
-        # reasoning alone would be an orphan (400 "provided without its required
-        # following item"), so a turn with nothing else sends nothing
-        return []
-    reasoning = [_replay_reasoning(d, store) for d in msg.get("reasoning_details") or () if _is_own(d, accepts)]
-    unique = []
-    for item in reasoning:
+    placed: list[tuple[str, dict[str, Any] | None]] = []
+    counts = dict.fromkeys(("reasoning", "passthrough", "text", "tool_call"), 0)
+    for kind, item in ordered_items(msg):
+        counts[kind] += 1
+        if kind == "reasoning":
+            placed.append((kind, _reasoning_item(item, accepts, store)))
+        elif kind == "passthrough":
+            placed.append((kind, _passthrough_item(item, accepts, store)))
+        elif kind == "tool_call":
+            fn = item.get("function") or {}
+            placed.append((kind, {"type": "function_call", "call_id": item.get("id") or "",
+                                  "name": fn.get("name", ""), "arguments": fn.get("arguments") or "{}"}))
+        elif counts["text"] == 1 and text:
+            placed.append((kind, {"role": "assistant", "content": text}))
+    if text and not counts["text"]:  # a refusal with no content: its text stands last
+        placed.append(("text", {"role": "assistant", "content": text}))
+    return _without_orphans(placed, seen)
+
+
+def _without_orphans(placed: list[tuple[str, dict[str, Any] | None]], seen: set[str]) -> list[dict[str, Any]]:
+    """Reasoning with no item after it would be an orphan (400 "provided without its
+    required following item"): left out, as is a turn with nothing but reasoning; the
+    same item replayed twice is a 400 (duplicate item), so each goes once."""
+    out: list[dict[str, Any]] = []
+    pending: dict[str, dict[str, Any]] = {}
+    for kind, item in placed:
         if item is None:
             continue
-        key = item.get("encrypted_content") or item.get("id") or repr(item)
-        if key in seen:
-            continue  # the same item replayed twice is a 400 (duplicate item)
-        seen.add(key)
-        unique.append(item)
-    return unique + body
+        if kind == "reasoning":
+            key = item.get("encrypted_content") or item.get("id") or repr(item)
+            if key not in seen:
+                pending.setdefault(key, item)
+            continue
+        seen.update(pending)
+        out += [*pending.values(), item]
+        pending = {}
+    return out
+
+
+def _reasoning_item(detail: Any, accepts: Any, store: bool) -> dict[str, Any] | None:
+    return _replay_reasoning(detail, store) if _is_own(detail, accepts) else None
+
+
+def _passthrough_item(entry: Any, accepts: Any, store: bool) -> dict[str, Any] | None:
+    block = entry.get("block") if isinstance(entry, dict) else None
+    if not (isinstance(block, dict) and accepts(entry.get("issuer", "")) and "type" in block):
+        return None
+    if store:
+        return dict(block)
+    # hosted tool calls (web_search_call...) need their id on input, and an id the API
+    # did not store is a 404: not replayed, as Hermes does; what they found is already
+    # in the assistant's text
+    log.debug("responses: not replaying %s item without storage", block["type"])
+    return None
 
 
 def _is_own(detail: Any, accepts: Any) -> bool:

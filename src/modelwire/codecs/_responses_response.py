@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from ..accumulate import Accumulator
+from ..blockorder import ordered_items
 from ..completion import Completion
 from ..errors import (
     AuthenticationError,
@@ -250,7 +251,7 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
         raise decode_error(400, {}, data)
     if data.get("status") == "failed":
         raise error_from_payload(data.get("error") or {}, body=data)
-    acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""))
+    acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""), ordered=True)
     for event in output_events(data, issuer or DEFAULT_ISSUER):
         acc.feed(event)
     completion = acc.result()
@@ -323,7 +324,8 @@ def encode_response(
     completion: Completion, request: Request | None = None, *, created_at: int = 0,
     id: str | None = None, model: str | None = None,
 ) -> dict[str, Any]:
-    """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns.
+    """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns, its
+    items in the turn's order (``block_order``).
     ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
     model the client asked for; item ids derive from ``id``); by default the completion's."""
     if id:
@@ -335,43 +337,73 @@ def encode_response(
     else:
         rid = "resp_" + secrets.token_hex(24)
     msg = completion.message
-    output: list[dict[str, Any]] = []
-    for n, block in enumerate(_reasoning_items(msg)):
-        output.append(_with_id(block, "rs", rid, n))
+    reasoning = [_with_id(block, "rs", rid, n) for n, block in enumerate(_reasoning_items(msg))]
+    passthrough: list[dict[str, Any] | None] = []
     for n, entry in enumerate(msg.get("passthrough") or ()):
         block = entry.get("block") if isinstance(entry, dict) else None
         item = output_item(block) if isinstance(block, dict) else None
-        if item is not None:
-            output.append(_with_id(item, "item", rid, n))
+        passthrough.append(_with_id(item, "item", rid, n) if item is not None else None)
     text = completion.text
     refusal = msg.get("refusal")
+    message = None
     if text or refusal or not msg.get("tool_calls"):
-        item = message_item(mint_id("msg", rid, 0), text, refusal, "completed")
+        message = message_item(mint_id("msg", rid, 0), text, refusal, "completed")
         notes = [a for a in map(annotation_out, msg.get("annotations") or ()) if a is not None]
-        if notes and item["content"][0]["type"] == "output_text":
-            item["content"][0]["annotations"] = notes
-        output.append(item)
-    custom = custom_names(request)
-    table = namespace_table(request)
-    for n, call in enumerate(msg.get("tool_calls") or ()):
-        fn = call.get("function") or {}
-        name = fn.get("name", "")
-        if is_shell_call(name, request):  # the client offered its local shell: run there
-            output.append(shell_call_item(mint_id("lsh", rid, n), call.get("id", ""), fn.get("arguments", ""),
-                                          "completed"))
-            continue
-        if name in custom:  # the client declared it a custom tool: its call is one too
-            output.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
-                                           custom_input(fn.get("arguments", "")), "completed", table))
-            continue
-        output.append(function_call_item(
-            mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed", table
-        ))
+        if notes and message["content"][0]["type"] == "output_text":
+            message["content"][0]["annotations"] = notes
+    output = _in_order(msg, reasoning, passthrough, message, _call_items(msg, request, rid))
     status, reason = _status_of(completion.finish_reason)
     return response_object(
         id=rid, model=model or completion.model, status=status, request=request, created_at=created_at,
         output=output, usage=usage_out(completion.usage), incomplete_reason=reason,
     )
+
+
+def _call_items(msg: Mapping[str, Any], request: Request | None, rid: str) -> list[dict[str, Any]]:
+    custom = custom_names(request)
+    table = namespace_table(request)
+    calls = []
+    for n, call in enumerate(msg.get("tool_calls") or ()):
+        fn = call.get("function") or {}
+        name = fn.get("name", "")
+        if is_shell_call(name, request):  # the client offered its local shell: run there
+            calls.append(shell_call_item(mint_id("lsh", rid, n), call.get("id", ""), fn.get("arguments", ""),
+                                         "completed"))
+        elif name in custom:  # the client declared it a custom tool: its call is one too
+            calls.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
+                                          custom_input(fn.get("arguments", "")), "completed", table))
+        else:
+            calls.append(function_call_item(
+                mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed", table))
+    return calls
+
+
+def _in_order(msg: Mapping[str, Any], reasoning: list[dict[str, Any]], passthrough: list[Any],
+              message: dict[str, Any] | None, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The output items in the turn's order (``block_order``: each reasoning item before
+    the call it led to); by default reasoning, hosted calls, the message, the calls."""
+    default = [*reasoning, *(p for p in passthrough if p is not None), *([message] if message else []), *calls]
+    order = msg.get("block_order")
+    details = msg.get("reasoning_details") or ()
+    if not isinstance(order, list) or len(reasoning) != len(details) or "block_order" not in msg:
+        return default  # no order, or reasoning shown from text only: the default grouping
+    out: list[dict[str, Any]] = []
+    taken = {"reasoning": 0, "passthrough": 0, "tool_call": 0}
+    for kind, _ in ordered_items(msg):
+        if kind == "text":
+            if message is not None and message not in out:
+                out.append(message)
+            continue
+        if kind == "tool_call" and message is not None and message not in out and "text" not in order:
+            out.append(message)  # a refusal or empty message: before the calls, as by default
+        source = {"reasoning": reasoning, "passthrough": passthrough, "tool_call": calls}[kind]
+        item = source[taken[kind]] if taken[kind] < len(source) else None
+        taken[kind] += 1
+        if item is not None:
+            out.append(item)
+    if message is not None and message not in out:
+        out.append(message)
+    return out if len(out) == len(default) else default
 
 
 def _status_of(reason: FinishReason) -> tuple[str, str | None]:

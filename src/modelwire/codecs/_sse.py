@@ -5,7 +5,8 @@
 ``str.splitlines``, which also splits on U+2028 and friends inside JSON), keeps
 a CR at the end of a chunk pending until it knows whether LF follows, decodes
 UTF-8 incrementally (a character split across chunks is fine; invalid bytes
-raise :class:`~modelwire.errors.ProtocolError`), ignores comments, joins
+raise :class:`~modelwire.errors.ProtocolError`), ignores comments and the ``id`` and
+``retry`` fields, joins
 multi-line ``data:`` fields with LF, and treats ``[DONE]`` as ordinary data
 (codecs decide what it means).
 
@@ -28,14 +29,12 @@ __all__ = ["TEXT_MARK", "SSEDecoder", "SSEEvent", "encode_event", "split_at_text
 class SSEEvent:
     event: str  # "" when the stream gave no event: line ("message" by the spec)
     data: str
-    id: str | None = None
-    retry: int | None = None
 
 
 class SSEDecoder:
     """Incremental SSE parser: ``feed(bytes) -> list[SSEEvent]``, ``close()``."""
 
-    __slots__ = ("_buf", "_data", "_event", "_id", "_pending_cr", "_retry", "_utf8", "comments")
+    __slots__ = ("_buf", "_data", "_event", "_pending_cr", "_utf8")
 
     def __init__(self) -> None:
         self._utf8 = _codecs.getincrementaldecoder("utf-8")("strict")
@@ -43,9 +42,6 @@ class SSEDecoder:
         self._pending_cr = False
         self._event = ""
         self._data: list[str] = []
-        self._id: str | None = None
-        self._retry: int | None = None
-        self.comments = 0
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         try:
@@ -57,13 +53,13 @@ class SSEDecoder:
     def close(self) -> list[SSEEvent]:
         """Flush: a final line without a newline and an event without a blank line count."""
         try:
-            tail = self._utf8.decode(b"", final=True)
+            self._utf8.decode(b"", final=True)  # only bytes of an unfinished character remain
         except UnicodeDecodeError as exc:
             raise ProtocolError("stream ended inside a UTF-8 character") from exc
-        out = self._feed_text(tail)
+        out: list[SSEEvent] = []
         if self._buf:
-            line, self._buf = self._buf, ""
-            self._line(line, out)
+            self._line(self._buf, out)
+            self._buf = ""
         self._dispatch(out)
         return out
 
@@ -122,9 +118,8 @@ class SSEDecoder:
         if not line:
             self._dispatch(out)
             return
-        if line[0] == ":":
-            self.comments += 1
-            return
+        # a comment (":" first: keep-alives, OpenRouter's "PROCESSING") has an empty field
+        # name, so it is ignored below with the other fields no stream needs
         field, sep, value = line.partition(":")
         if sep and value[:1] == " ":
             value = value[1:]
@@ -132,22 +127,17 @@ class SSEDecoder:
             self._data.append(value)
         elif field == "event":
             self._event = value
-        elif field == "id" and "\0" not in value:
-            self._id = value
-        elif field == "retry" and value.isdigit():
-            self._retry = int(value)
-        # other fields are ignored, as the SSE spec says
+        # other fields (id, retry, comments) are ignored: no provider's stream needs them
 
     def _dispatch(self, out: list[SSEEvent]) -> None:
         if self._data:
-            out.append(SSEEvent(self._event, "\n".join(self._data), self._id, self._retry))
+            out.append(SSEEvent(self._event, "\n".join(self._data)))
         elif self._event:
             # an event: line with no data: still an event for providers that
             # send e.g. "event: ping" alone; data is empty
-            out.append(SSEEvent(self._event, "", self._id, self._retry))
+            out.append(SSEEvent(self._event, ""))
         self._event = ""
         self._data = []
-        self._retry = None
 
 
 def encode_event(data: str | bytes, event: str | None = None) -> bytes:

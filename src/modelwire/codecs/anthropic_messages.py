@@ -22,7 +22,12 @@ from __future__ import annotations
 from ..messages import apply_cache_layout
 from ._anthropic_decode_request import auth_token, decode_request
 from ._anthropic_models import family_for, normalize_model_id
-from ._anthropic_request import MAX_BREAKPOINTS, encode_request, limit_cache_breakpoints
+from ._anthropic_request import (
+    MAX_BREAKPOINTS,
+    encode_request,
+    limit_cache_breakpoints,
+    supports_mid_system,
+)
 from ._anthropic_response import decode_error, decode_response, encode_response, usage_from
 from ._anthropic_stream import StreamDecoder, StreamEncoder
 
@@ -41,6 +46,7 @@ __all__ = [
     "family_for",
     "limit_cache_breakpoints",
     "normalize_model_id",
+    "supports_mid_system",
     "usage_from",
 ]
 

@@ -89,22 +89,22 @@ def error_reason(error: Any) -> str | None:
         return None
     from ..errors import redact
 
-    text = str(_attr(error, "message", None) or ("" if isinstance(error, dict) else error))
+    text = str(_attr(error, "message") or ("" if isinstance(error, dict) else error))
     if not text:
         return None if isinstance(error, dict) else type(error).__name__
     return redact(text)[:300]
 
 
-def _attr(error: Any, name: str, default: Any = None) -> Any:
-    """Read a fact from a ProviderError, or from a plain dict of the same names."""
+def _attr(error: Any, name: str) -> Any:
+    """Read a fact from a ProviderError, or from a plain dict of the same names (None if absent)."""
     if isinstance(error, dict):
-        return error.get(name, default)
-    return getattr(error, name, default)
+        return error.get(name)
+    return getattr(error, name, None)
 
 
 def _code(error: Any, outcome: str) -> str:
-    status = _attr(error, "status", None)
-    code = _attr(error, "code", None)
+    status = _attr(error, "status")
+    code = _attr(error, "code")
     if code:
         return str(code)
     return str(status) if status else outcome
@@ -113,13 +113,11 @@ def _code(error: Any, outcome: str) -> str:
 def _is_terminal(error: Any) -> bool:
     if error is None:
         return False
-    candidates = [_attr(error, "code", None)]
-    body = _attr(error, "body", None)
+    candidates = [_attr(error, "code")]
+    body = _attr(error, "body")
     if isinstance(body, dict):
-        inner = body.get("error")
-        candidates.append(body.get("error") if isinstance(inner, str) else None)
-        if isinstance(inner, dict):
-            candidates += [inner.get("code"), inner.get("type")]
+        inner = body.get("error")  # OAuth: {"error": "invalid_grant"}; APIs: {"error": {...}}
+        candidates += [inner.get("code"), inner.get("type")] if isinstance(inner, dict) else [inner]
     return any(isinstance(c, str) and c.lower() in TERMINAL_REASONS for c in candidates)
 
 
@@ -128,10 +126,10 @@ def _provider_reset(error: Any, now: float) -> float | None:
         return None
     from ..resilience.retry_after import reset_at
 
-    headers = _attr(error, "headers", None) or {}
-    found = reset_at(headers, _attr(error, "body", None), now)
+    headers = _attr(error, "headers") or {}
+    found = reset_at(headers, _attr(error, "body"), now)
     if found is None:
-        retry_after = _attr(error, "retry_after", None)
+        retry_after = _attr(error, "retry_after")
         if isinstance(retry_after, (int, float)) and retry_after > 0:
             found = now + float(retry_after)
     return found

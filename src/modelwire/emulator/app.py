@@ -36,6 +36,7 @@ _MODEL_ROUTES = (
     ("/v1/messages/count_tokens", "count_tokens", ["POST"]),
     ("/v1/responses", "responses", ["POST"]),
     ("/v1/models", "models", ["GET"]),
+    ("/v1/embeddings", "embeddings", ["POST"]),  # served by .embeddings
 )
 
 

@@ -165,6 +165,10 @@ class Backend:
                ) -> tuple[int, dict[str, str], list[bytes], bytes | None]:
         if endpoint == "models":
             return 200, {"content-type": _JSON}, [dumps(self._models(headers))], None
+        if endpoint == "embeddings":
+            from .embeddings import serve as serve_embeddings
+
+            return 200, {"content-type": _JSON}, [serve_embeddings(body)], None
         if endpoint == "count_tokens":
             parsed = check_messages(body, headers, profile, self.signer, count_only=True)
             return 200, {"content-type": _JSON}, [dumps({"input_tokens": tokens(parsed.prompt_chars)})], None

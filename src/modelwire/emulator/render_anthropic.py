@@ -15,6 +15,7 @@ from typing import Any
 from .codecs_sse import sse
 from .model import Reply
 from .rules import Parsed
+from .signing import thinking_place
 from .wire import RenderContext, chunks, dumps, new_id
 
 __all__ = ["body", "events"]
@@ -47,7 +48,7 @@ def _blocks(reply: Reply, ctx: RenderContext) -> list[dict[str, Any]]:
             # interleaved thinking: a signed thinking block before each further tool call
             text = f"Next I will call {call.name}."
             blocks.append({"type": "thinking", "thinking": text,
-                           "signature": ctx.signer.sign_thinking(text, ordinal)})
+                           "signature": ctx.signer.sign_thinking(text, thinking_place(ordinal, i))})
             ordinal += 1
         blocks.append({"type": "tool_use", "id": new_id("toolu_01", 22), "name": call.name,
                        "input": json.loads(call.arguments or "{}")})

@@ -1,8 +1,10 @@
 """Signatures and sealed reasoning the emulator hands out and later verifies.
 
 * Anthropic thinking ``signature`` (and ``redacted_thinking`` ``data``): an
-  HMAC-SHA256 over the block's ordinal in its assistant turn and its text, so a
-  changed text, a reordered block or a foreign signature fails the check, as on
+  HMAC-SHA256 over the block's place in its assistant turn (:func:`thinking_place`:
+  its ordinal among the turn's thinking blocks and how many tool_use blocks come
+  before it) and its text, so a changed text, a reordered block, thinking regrouped
+  away from the tool call it preceded, or a foreign signature fails the check, as on
   the real API ("Invalid `signature` in `thinking` block").
 * Responses reasoning ``encrypted_content``: a Fernet token (AES-CBC + HMAC, so
   authenticated) sealing the reasoning text, the item id and the kind of item that
@@ -23,7 +25,13 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Signer"]
+__all__ = ["Signer", "thinking_place"]
+
+
+def thinking_place(ordinal: int, tools_before: int) -> int:
+    """The number a thinking block's signature covers: interleaved thinking signs where it
+    stands among the turn's tool calls, so moving it past one breaks the signature."""
+    return ordinal + 1000 * tools_before
 
 _SIG_MAGIC = b"MWE1"  # recognisable prefix inside the base64, versioned
 _REDACTED_MAGIC = b"MWR1"

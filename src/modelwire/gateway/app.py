@@ -360,6 +360,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     from .handlers import make_handlers
 
     handlers = make_handlers(gateway)
+    from .embeddings import EmbeddingsDoor  # POST /v1/embeddings
 
     @asynccontextmanager
     async def lifespan(app: Any):
@@ -375,6 +376,16 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     async def health(request: Any) -> Any:
         return Reply(200, orjson.dumps(gateway.health()))
 
+    # Claude Code sends HEAD / before its first request; a 404 there reads as "not a
+    # gateway". No auth and nothing secret: the name, the version and the doors.
+    from .. import __version__
+
+    identity = orjson.dumps({"name": "modelwire", "version": __version__, "doors": [
+        "/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/models"]})
+
+    async def root(request: Any) -> Any:
+        return Reply(200, identity)
+
     # Starlette routes; the endpoints are plain ASGI (see .asgi for why)
     routes = [
         Route("/v1/chat/completions", Endpoint(handlers.chat_completions), methods=["POST"]),
@@ -382,9 +393,11 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         Route("/v1/messages/count_tokens", Endpoint(handlers.count_tokens), methods=["POST"]),
         Route("/v1/responses", Endpoint(handlers.responses), methods=["POST"]),
         Route("/v1/models", Endpoint(handlers.models), methods=["GET"]),
+        Route("/v1/embeddings", Endpoint(EmbeddingsDoor(gateway)), methods=["POST"]),
         # ids may hold a slash (provider/model): the path converter takes the rest
         Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),
+        Route("/", Endpoint(root), methods=["GET", "HEAD"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     # Starlette answers a path with a trailing slash with a redirect built from the

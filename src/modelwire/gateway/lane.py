@@ -113,10 +113,18 @@ def same_protocol(client: Any, door: str) -> bool:
     return _fit(client, door)[0]
 
 
+# a {"role": "system"} entry: only the top-level "system" key is spelled otherwise
+_ROLE_SYSTEM = re.compile(rb'"role"[ \t\r\n]*:[ \t\r\n]*"system"')
+
+
 def eligible(client: Any, door: str, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
     if not _fit(client, door)[1] or may_hold_envelope(raw):
         return False  # sealed reasoning must be opened: translate
+    if door == "anthropic_messages" and not _takes_mid_system(client) and _ROLE_SYSTEM.search(raw):
+        # mid-conversation system messages this model rejects: the translating path
+        # turns them into reminders in user turns
+        return False
     refused = client._settings.refused
     if refused and any(b'"%s"' % name.encode() in raw for name in refused.get(client.model, ())):
         # a setting this model answered 400 to (conservative: its name in quotes anywhere in
@@ -149,8 +157,22 @@ def _client_eligible(client: Any, door: str) -> bool:
     if not getattr(profile, "raw_passthrough", False):
         return False
     # the upstream's reasoning reaches the client untouched and comes back tagged with
-    # the door's native issuer: only an upstream that verifies that issuer may take it
-    return bool(profile.accepts_issuer(_DOOR_ISSUER[door]))
+    # the door's native issuer: only an upstream that verifies that issuer may take it.
+    # A custom endpoint is the one exception: with no fallback, the unsealed blocks a
+    # client echoes are the ones this lane brought it from that same endpoint (anything
+    # the translating path gave it from there is sealed and takes that path back)
+    return bool(profile.accepts_issuer(_DOOR_ISSUER[door])) or profile.name == "custom"
+
+
+def _takes_mid_system(client: Any) -> bool:
+    """Whether the client's upstream model takes mid-conversation system messages (once)."""
+    hit = client.__dict__.get("_lane_mid_system")
+    if hit is None:
+        from ..codecs.anthropic_messages import supports_mid_system
+
+        ep = client._settings.endpoint(client.model, primary=True)
+        hit = client.__dict__["_lane_mid_system"] = supports_mid_system(ep.profile, ep.model_id)
+    return bool(hit)
 
 
 def _probe(client: Any, ep: Any, stream: bool) -> tuple[str, str, dict[str, str]]:

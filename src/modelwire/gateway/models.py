@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+import fnmatch
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import GatewayError
 
-__all__ = ["ModelTable", "is_local_server"]
+__all__ = ["ModelTable", "is_local_server", "is_pattern"]
+
+
+def is_pattern(alias: str) -> bool:
+    """Whether an alias is a glob pattern rather than one exact id."""
+    return any(c in alias for c in "*?[")
 
 
 @dataclass(frozen=True, slots=True)
 class ModelTable:
     """Client model ids → model strings the Client understands.
 
-    Order: an alias (``gateway.aliases``, e.g. the ``claude-*`` ids Claude
-    Code sends, including its background requests' ids), then a configured
-    model name, then — only with ``gateway.allow_provider_models`` — a
-    ``provider/model`` string whose provider a client may choose (:meth:`may_choose`).
-    Anything else is a 404 naming what exists, before any upstream request.
+    Order: an exact alias (``gateway.aliases``), then a configured model name,
+    then the first glob alias that matches, in the file's order (``claude-*: sonnet``
+    catches every id Claude Code sends, its background requests' ids included;
+    ``*``, ``?`` and ``[...]`` as in shell patterns, case-sensitive), then — only with
+    ``gateway.allow_provider_models`` — a ``provider/model`` string whose provider a
+    client may choose (:meth:`may_choose`). Anything else is a 404 naming what exists,
+    before any upstream request.
     """
 
     names: tuple[str, ...]
@@ -28,6 +36,11 @@ class ModelTable:
     default_model: str | None = None
     # local servers the config already points a model at: clients may name them too
     local_configured: frozenset[str] = frozenset()
+    patterns: tuple[tuple[str, str], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        globs = tuple((a, t) for a, t in self.aliases.items() if is_pattern(a))
+        object.__setattr__(self, "patterns", globs)
 
     @classmethod
     def from_config(cls, config: Any) -> ModelTable:
@@ -65,6 +78,9 @@ class ModelTable:
             return self.aliases[requested]
         if requested in self.names:
             return requested
+        for pattern, target in self.patterns:
+            if fnmatch.fnmatchcase(requested, pattern):
+                return target
         provider, slash, _ = requested.partition("/")
         if self.allow_provider_models and slash:
             if self.may_choose(provider):
@@ -79,7 +95,8 @@ class ModelTable:
 
     def listing(self, anthropic: bool) -> dict[str, Any]:
         """GET /v1/models in OpenAI's list shape, or Anthropic's."""
-        ids = list(self.names) + [a for a in self.aliases if a not in self.names]
+        # patterns are not ids a client could pick: listed are names and exact aliases
+        ids = list(self.names) + [a for a in self.aliases if a not in self.names and not is_pattern(a)]
         created = int(time.time())
         if anthropic:
             data = [_anthropic_model(i) for i in ids]

@@ -17,8 +17,12 @@ class RunningGateway:
     which calls the front doors' handlers directly), ``"httptools"`` or ``"h11"`` for
     uvicorn's, which reach them through ASGI as any other server would."""
 
-    def __init__(self, config: Any, *, environ: dict[str, str] | None = None, http: Any = None) -> None:
+    def __init__(self, config: Any, *, environ: dict[str, str] | None = None, http: Any = None,
+                 ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:
         self.config = config
+        # TLS as `modelwire serve --ssl-certfile/--ssl-keyfile` serves it (base_url: https)
+        self.ssl_certfile = ssl_certfile
+        self.ssl_keyfile = ssl_keyfile
         self.environ = environ
         self.http = http
         self._server: Any = None
@@ -39,7 +43,7 @@ class RunningGateway:
         cfg = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
                              access_log=False, lifespan="on", timeout_graceful_shutdown=2,
                              proxy_headers=False,  # as `modelwire serve`: the front doors called directly
-                             http=self.http or GatewayHTTP)
+                             http=self.http or GatewayHTTP, **self._tls())
         self._server = uvicorn.Server(cfg)
         self._thread = threading.Thread(target=self._server.run, name="modelwire-gateway", daemon=True)
         self._thread.start()
@@ -56,9 +60,17 @@ class RunningGateway:
         if self._thread is not None:
             self._thread.join(10)
 
+    def _tls(self) -> dict[str, Any]:
+        if not self.ssl_certfile:
+            return {}
+        from .tls import server_context
+
+        return {"ssl_certfile": self.ssl_certfile, "ssl_keyfile": self.ssl_keyfile,
+                "ssl_context_factory": server_context}
+
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.ssl_certfile else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def gateway(self) -> Any:

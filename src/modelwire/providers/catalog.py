@@ -22,6 +22,7 @@ from typing import Any
 from .azure import TEMPLATE as AZURE_TEMPLATE
 from .azure import AzureOpenAIProfile
 from .deepseek import DeepSeekProfile
+from .embedding import EmbeddingSpec
 from .gemini import GeminiProfile
 from .kimi import KimiAnthropicProfile, MoonshotProfile
 from .profile import ProviderProfile
@@ -47,6 +48,94 @@ _OPENAI_NO_STOP = r"(?:^|/)(?:o\d|gpt-(?:5|[6-9]|\d\d))"
 # OpenAI's own tool_choice values (allowed_tools: restrict the callable tools, keep the list)
 _OPENAI_CHOICES = frozenset({"auto", "none", "required", "function", "allowed_tools"})
 
+# ---------------------------------------------------------------- embeddings
+# Each endpoint's POST /embeddings limits per request, from the page named (read
+# 2026-12-01). Where a page gives no cap, the value is a conservative choice, said so:
+# a cap set too low only costs extra requests, one set too high costs a 400.
+_OPENAI_EMBED = EmbeddingSpec(
+    models=("text-embedding-3-small", "text-embedding-3-large", "text-embedding-ada-002"),
+    # "any array must be 2048 dimensions or less ... a maximum of 300,000 tokens summed
+    # across all inputs in a single request"
+    max_inputs=2048, max_request_tokens=300_000,
+    source="https://platform.openai.com/docs/api-reference/embeddings/create (2026-12-01)",
+)
+_AZURE_EMBED = EmbeddingSpec(
+    models=_OPENAI_EMBED.models,  # deployment names in practice: sent as `model`
+    # "Max number of inputs in array with /embeddings: 2048"; the token cap is OpenAI's
+    max_inputs=2048, max_request_tokens=300_000,
+    source="https://learn.microsoft.com/en-us/azure/ai-foundry/openai/quotas-limits (2026-12-01)",
+)
+_MISTRAL_EMBED = EmbeddingSpec(
+    models=("mistral-embed", "codestral-embed"),
+    # 257 inputs answer "Too many inputs in request, split into more batches." (rig-core
+    # providers/mistral/embedding.rs, checked against the live API); codestral-embed
+    # takes output_dimension, mistral-embed is 1024 wide. Token cap: 16,384 (conservative)
+    max_inputs=256, max_request_tokens=16_384, dimensions_field="output_dimension",
+    source="https://docs.mistral.ai/api/endpoint/embeddings (2026-12-01)",
+)
+_NVIDIA_EMBED = EmbeddingSpec(
+    models=("nvidia/nv-embedqa-e5-v5", "nvidia/llama-3.2-nv-embedqa-1b-v2"),
+    # NV-Embed-QA and E5 models "operate in passage or query mode, and thus require the
+    # input_type parameter" (Voyage-style, with "passage" for documents); Matryoshka
+    # models take dimensions. No batch cap on the page: 50 (conservative); floats
+    max_inputs=50, base64=False,
+    input_type_field="input_type", input_types=(("query", "query"), ("document", "passage")),
+    source="https://docs.nvidia.com/nim/nemo-retriever/text-embedding/latest/reference.html (2026-12-01)",
+)
+_GEMINI_EMBED = EmbeddingSpec(
+    models=("gemini-embedding-001",),
+    # the OpenAI-compatible endpoint stands on batchEmbedContents: at most 100 requests a
+    # batch; base64 not documented there, so floats are asked for
+    max_inputs=100, base64=False,
+    source="https://ai.google.dev/gemini-api/docs/openai#embeddings (2026-12-01)",
+)
+_TOGETHER_EMBED = EmbeddingSpec(
+    models=("BAAI/bge-large-en-v1.5", "BAAI/bge-base-en-v1.5",
+            "intfloat/multilingual-e5-large-instruct"),
+    # no per-request cap on the page: 256 (conservative); no dimensions, floats
+    max_inputs=256, dimensions_field=None, base64=False,
+    source="https://docs.together.ai/reference/embeddings-2 (2026-12-01)",
+)
+_FIREWORKS_EMBED = EmbeddingSpec(
+    models=("nomic-ai/nomic-embed-text-v1.5", "fireworks/qwen3-embedding-8b"),
+    # nomic v1.5 is Matryoshka-trained (dimensions); no cap on the page: 256 (conservative)
+    max_inputs=256, base64=False,
+    source="https://docs.fireworks.ai/guides/querying-embeddings-models (2026-12-01)",
+)
+_DEEPINFRA_EMBED = EmbeddingSpec(
+    models=("BAAI/bge-m3", "Qwen/Qwen3-Embedding-8B", "intfloat/e5-large-v2"),
+    # no cap on the page: 256 (conservative)
+    max_inputs=256, base64=False,
+    source="https://deepinfra.com/docs/advanced/openai_api (2026-12-01)",
+)
+# Local servers: no documented cap (the server batches itself); 256 keeps one request's
+# memory modest on small machines
+_OLLAMA_EMBED = EmbeddingSpec(
+    models=("nomic-embed-text", "mxbai-embed-large", "all-minilm"), max_inputs=256, base64=False,
+    source="https://docs.ollama.com/api/openai-compatibility (2026-12-01)",
+)
+_VLLM_EMBED = EmbeddingSpec(  # takes encoding_format base64 and, for Matryoshka models, dimensions
+    max_inputs=256,
+    source="https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html#embeddings-api (2026-12-01)",
+)
+_LMSTUDIO_EMBED = EmbeddingSpec(
+    models=("text-embedding-nomic-embed-text-v1.5",), max_inputs=256, dimensions_field=None,
+    base64=False, source="https://lmstudio.ai/docs/app/api/endpoints/openai (2026-12-01)",
+)
+_LLAMACPP_EMBED = EmbeddingSpec(  # llama-server --embeddings; encoding_format base64 taken
+    max_inputs=256, dimensions_field=None,
+    source="https://github.com/ggml-org/llama.cpp/tree/master/tools/server (2026-12-01)",
+)
+# a custom OpenAI-compatible server: OpenAI's input cap, floats unless asked otherwise
+_CUSTOM_EMBED = EmbeddingSpec(max_inputs=2048, base64=False, source="OpenAI's shape")
+# the emulator enforces OpenAI's limits and also takes Voyage-style input_type
+_EMULATOR_EMBED = EmbeddingSpec(
+    models=("emulator-embed-1", "text-embedding-3-small", "text-embedding-3-large"),
+    max_inputs=2048, max_request_tokens=300_000,
+    input_type_field="input_type", input_types=(("query", "query"), ("document", "document")),
+    source="modelwire.emulator.embeddings",
+)
+
 _ROWS: list[ProviderProfile] = [
     # ---------------------------------------------------------------- first parties
     _row(
@@ -56,6 +145,7 @@ _ROWS: list[ProviderProfile] = [
         max_tokens_field="max_completion_tokens",
         reasoning_request="reasoning_effort", developer_role=True, no_stop_models=_OPENAI_NO_STOP,
         tool_choice_values=_OPENAI_CHOICES,
+        embeddings=_OPENAI_EMBED,
     ),
     _row(
         name="anthropic", raw_passthrough=True, base_url="https://api.anthropic.com", api_mode="anthropic_messages",
@@ -63,7 +153,7 @@ _ROWS: list[ProviderProfile] = [
         docs_url="https://docs.anthropic.com/en/api/messages",
         accepts_issuers=_ANTHROPIC_FAMILY,
         anthropic_version="2026-10-21",  # what the current official SDK (2.x) sends
-        fast_mode=True, vision_in_tool_results=True,
+        fast_mode=True, vision_in_tool_results=True, mid_conversation_system=True,
         # "tools: Tool names must be unique." (peer-lessons 17)
         unique_tool_names=True, tool_id_format="anthropic", counts_tokens=True,
     ),
@@ -191,12 +281,14 @@ _ROWS: list[ProviderProfile] = [
     _row(
         name="together", base_url="https://api.together.xyz/v1", key_env=("TOGETHER_API_KEY",),
         docs_url="https://docs.together.ai/docs/openai-api-compatibility",
+        embeddings=_TOGETHER_EMBED,
     ),
     _row(
         name="fireworks", base_url="https://api.fireworks.ai/inference/v1",
         key_env=("FIREWORKS_API_KEY",),
         docs_url="https://docs.fireworks.ai/tools-sdks/openai-compatibility",
         reasoning_request="reasoning_effort",
+        embeddings=_FIREWORKS_EMBED,
     ),
     _row(
         name="mistral", base_url="https://api.mistral.ai/v1", key_env=("MISTRAL_API_KEY",),
@@ -210,6 +302,7 @@ _ROWS: list[ProviderProfile] = [
         # spelling of required (corpus: mistral tool_choice "any")
         tool_id_format="mistral9",
         tool_choice_values=frozenset({"auto", "none", "any", "required", "function"}),
+        embeddings=_MISTRAL_EMBED,
     ),
     _row(
         GeminiProfile, name="gemini",
@@ -221,6 +314,7 @@ _ROWS: list[ProviderProfile] = [
         # it was reported to reject "required" (agentscope#1226, peer-lessons 18):
         # not declared until a recorded exchange shows it accepted.
         tool_choice_values=_NO_REQUIRED,
+        embeddings=_GEMINI_EMBED,
     ),
     _row(
         XAIProfile, name="xai", base_url="https://api.x.ai/v1", api_mode="responses",
@@ -248,6 +342,7 @@ _ROWS: list[ProviderProfile] = [
         name="deepinfra", base_url="https://api.deepinfra.com/v1/openai",
         key_env=("DEEPINFRA_API_KEY", "DEEPINFRA_TOKEN"),
         docs_url="https://deepinfra.com/docs/openai_api",
+        embeddings=_DEEPINFRA_EMBED,
     ),
     _row(
         name="novita", base_url="https://api.novita.ai/openai/v1", key_env=("NOVITA_API_KEY",),
@@ -290,6 +385,7 @@ _ROWS: list[ProviderProfile] = [
         max_tokens_field="max_completion_tokens",  # the OpenAI models' rule holds here
         reasoning_request="reasoning_effort", developer_role=True, no_stop_models=_OPENAI_NO_STOP,
         tool_choice_values=_OPENAI_CHOICES,
+        embeddings=_AZURE_EMBED,
     ),
     _row(
         name="nous", base_url="https://inference-api.nousresearch.com/v1",
@@ -304,6 +400,7 @@ _ROWS: list[ProviderProfile] = [
     _row(
         name="nvidia", base_url="https://integrate.api.nvidia.com/v1",
         key_env=("NVIDIA_API_KEY",), docs_url="https://docs.api.nvidia.com/nim/reference",
+        embeddings=_NVIDIA_EMBED,
     ),
     _row(
         name="github", base_url="https://models.github.ai/inference",
@@ -317,17 +414,20 @@ _ROWS: list[ProviderProfile] = [
         name="ollama", base_url="http://127.0.0.1:11434/v1", key_env=("OLLAMA_API_KEY",),
         docs_url="https://docs.ollama.com/api/openai-compatibility",
         local=True, reasoning_request="reasoning_effort",
+        embeddings=_OLLAMA_EMBED,
     ),
     _row(
         name="lmstudio", base_url="http://127.0.0.1:1234/v1",
         docs_url="https://lmstudio.ai/docs/app/api/endpoints/openai",
         # no key by default; with "require authentication" on, pass api_key (Bearer)
         local=True, reasoning_request="reasoning_effort",
+        embeddings=_LMSTUDIO_EMBED,
     ),
     _row(
         name="vllm", base_url="http://127.0.0.1:8000/v1", key_env=("VLLM_API_KEY",),
         docs_url="https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html",
         local=True, reasoning_request="reasoning_effort",
+        embeddings=_VLLM_EMBED,
     ),
     _row(
         name="llamacpp", base_url="http://127.0.0.1:8080/v1", key_env=("LLAMA_API_KEY",),
@@ -335,6 +435,7 @@ _ROWS: list[ProviderProfile] = [
         # llama-server hands reasoning_content to the chat template (gpt-oss needs its
         # analysis back on tool turns); recorded in the corpus (llama-cpp-gpt-oss_t1)
         reasoning_echo="reasoning_content", local=True,
+        embeddings=_LLAMACPP_EMBED,
     ),
     # ---------------------------------------------------------------- Responses API
     # No row for ChatGPT's Codex backend (chatgpt.com/backend-api/codex): it takes
@@ -352,6 +453,7 @@ _ROWS: list[ProviderProfile] = [
         key_env=("OPENAI_API_KEY",), issuer="openai",
         docs_url="https://platform.openai.com/docs/api-reference/responses",
         reasoning_request="reasoning_effort", developer_role=True, vision_in_tool_results=True,
+        embeddings=_OPENAI_EMBED,
     ),
     _row(
         AzureOpenAIProfile, name="azure-responses", base_url=AZURE_TEMPLATE,
@@ -359,19 +461,24 @@ _ROWS: list[ProviderProfile] = [
         issuer="azure-openai",
         docs_url="https://learn.microsoft.com/en-us/azure/ai-foundry/openai/how-to/responses",
         reasoning_request="reasoning_effort", developer_role=True, vision_in_tool_results=True,
+        embeddings=_AZURE_EMBED,
     ),
     # ---------------------------------------------------------------- filled at run time
     # a custom endpoint speaks its declared protocol as its clients send it
-    _row(name="custom", raw_passthrough=True),
+    _row(name="custom", raw_passthrough=True,
+         embeddings=_CUSTOM_EMBED),
     # the emulator's Chat Completions door takes OpenAI's reasoning_effort and, like
     # DeepSeek, answers with reasoning_content that it accepts back
     _row(name="emulator", raw_passthrough=True, local=True, issuer="emulator", reasoning_request="reasoning_effort",
-         reasoning_echo="reasoning_content"),
+         reasoning_echo="reasoning_content",
+         embeddings=_EMULATOR_EMBED),
     _row(name="emulator-anthropic", raw_passthrough=True, api_mode="anthropic_messages", auth_style="x-api-key",
          anthropic_version="2023-06-01", local=True, issuer="emulator",
-         tool_id_format="anthropic", vision_in_tool_results=True, counts_tokens=True),
+         tool_id_format="anthropic", vision_in_tool_results=True, counts_tokens=True,
+         mid_conversation_system=True),
     _row(name="emulator-responses", raw_passthrough=True, api_mode="responses", local=True, issuer="emulator",
-         vision_in_tool_results=True),
+         vision_in_tool_results=True,
+         embeddings=_EMULATOR_EMBED),
 ]
 
 CATALOG: dict[str, ProviderProfile] = {p.name: p for p in _ROWS}

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .embedding import EmbeddingSpec
+
 if TYPE_CHECKING:
     from ..codecs._target import Target
 
@@ -77,6 +79,11 @@ class ProviderProfile:
     # max_tokens, mandatory on this protocol (Claude ids use their family's limit)
     max_output: int | None = None
     anthropic_betas: tuple[str, ...] = ()
+    # {"role": "system"} entries inside ``messages`` reach the model as they are, for the
+    # models whose family takes them (``ModelFamily.mid_system``); elsewhere they become a
+    # <system-reminder> in the user turn at their place. Off unless the endpoint is
+    # Anthropic's own API (or plays it).
+    mid_conversation_system: bool = False
     # Chat Completions
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     stream_usage: bool = True  # accepts stream_options.include_usage
@@ -105,6 +112,8 @@ class ProviderProfile:
     # model ids (a regex) that reject ``stop`` (OpenAI's reasoning models answer 400
     # "Unsupported parameter: 'stop'"): the Client ends their text at the sequences itself
     no_stop_models: str = ""
+    # Embeddings: POST <base_url>/embeddings in OpenAI's shape (None: the endpoint has none)
+    embeddings: EmbeddingSpec | None = None
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     # ------------------------------------------------------------------ hooks

@@ -165,8 +165,6 @@ RULES: tuple[Rule, ...] = (
          codes=frozenset({"unsupported_parameter", "unsupported_value", "unknown_parameter"})),
     # Z.AI (GLM coding plan) answers 429 with code 1305 when the *service* is overloaded;
     # rotating keys only burns them (hermes #14038)
-    Rule("overloaded", "Z.AI 1305: service overloaded", codes=frozenset({"1305"}),
-         providers=frozenset({"zai", "zhipu", "glm"})),
     Rule("overloaded", "a 429/503 that says overloaded is the endpoint, not the key",
          statuses=frozenset({429, 503, 529}), codes=frozenset({"overloaded_error", "1305"}),
          phrases=_OVERLOAD_PHRASES),
@@ -278,8 +276,6 @@ def _by_status(status: int | None) -> tuple[FailureKind, str]:
         return "unknown", "no status"
     if status >= 500:
         return "server", f"{status}"
-    if status in (400, 404, 405, 413, 415, 422):
-        return "bad_request", f"{status}"
     if 400 <= status < 500:
         return "bad_request", f"{status}"
     return "unknown", f"{status}"
@@ -303,8 +299,6 @@ def _body_messages(body: Any, depth: int = 0) -> Iterable[str]:
             value = body.get(key)
             if isinstance(value, (dict, list, str)):
                 yield from _body_messages(value, depth + 1)
-            elif isinstance(value, int) and key == "code":
-                yield str(value)
     elif isinstance(body, list):
         for item in body[:5]:
             yield from _body_messages(item, depth + 1)

@@ -27,7 +27,7 @@ parsed into :attr:`Failure.retry_after`) replaces it, capped at 600 s.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias
 
 from .classify import Failure
 
@@ -93,9 +93,8 @@ def backoff(retry: int, policy: RetryPolicy, hint: float | None = None) -> float
 
     # wait_exponential + wait_random rather than wait_exponential_jitter: its keyword
     # names changed across tenacity 8 → 9; these two have been stable throughout
-    wait = tenacity.wait_exponential(multiplier=policy.base, max=policy.max_wait, exp_base=2)
-    if policy.jitter > 0:
-        wait = wait + tenacity.wait_random(0, policy.base * policy.jitter)
+    wait = tenacity.wait_exponential(multiplier=policy.base) + tenacity.wait_random(
+        0, policy.base * policy.jitter)
     return min(policy.max_wait, float(wait(_RetryState(retry))))  # type: ignore[arg-type]
 
 
@@ -116,12 +115,12 @@ def decide(failure: Failure, state: LadderState, policy: RetryPolicy | None = No
     if kind == "signature_400":
         if not state.stripped_reasoning:
             return Action("strip_reasoning", reason="thinking signature rejected: strip and resend")
-        return _give_up(state, "signature rejected again after stripping", fallback=False)
+        return Action("raise", reason="signature rejected again after stripping")
     # (1b) llama.cpp could not compile a tool schema: resend once without pattern/format
     if kind == "schema_400":
         if not state.stripped_schema:
             return Action("strip_schema", reason="tool schema grammar rejected: strip and resend")
-        return _give_up(state, "grammar rejected again after stripping", fallback=False)
+        return Action("raise", reason="grammar rejected again after stripping")
     # (1c) a setting this model does not take: the Client resends without it, once per
     # setting (it knows which it may drop; anything else is raised)
     if kind == "param_400":
@@ -137,25 +136,20 @@ def decide(failure: Failure, state: LadderState, policy: RetryPolicy | None = No
         hint = failure.retry_after
         if hint is not None and policy.give_up_over is not None and hint > policy.give_up_over:
             return _give_up(state, f"{kind}: the server asks to wait {hint:.0f}s, over "
-                                   f"{policy.give_up_over:.0f}s: not waited for", fallback=True)
+                                   f"{policy.give_up_over:.0f}s: not waited for")
         if state.retries + 1 < policy.attempts:
             wait = backoff(state.retries + 1, policy, failure.retry_after)
             if failure.retry_after is not None and wait > policy.fallback_over and state.has_fallback:
                 return Action("fallback", reason=f"server asks to wait {wait:.0f}s: fall back")
             return Action("retry", wait=wait, reason=f"{kind}: retry {state.retries + 1}")
-        return _give_up(state, f"{kind}: {policy.attempts} attempts spent", fallback=True)
+        return _give_up(state, f"{kind}: {policy.attempts} attempts spent")
     # (5) this model cannot serve: the next one might
     if kind in ("model_not_found", "billing", "auth"):
-        return _give_up(state, f"{kind} on this model", fallback=True)
+        return _give_up(state, f"{kind} on this model")
     # (6) the request itself is wrong: no other model will like it better
     return Action("raise", reason=f"{kind}: not retryable")
 
 
-def _give_up(state: LadderState, reason: str, *, fallback: bool) -> Action:
-    if fallback and state.has_fallback:
-        return Action("fallback", reason=reason)
-    return Action("raise", reason=reason)
-
-
-def describe(action: Action) -> dict[str, Any]:  # for logs: plain data, no secrets
-    return {"action": action.kind, "wait": round(action.wait, 3), "reason": action.reason}
+def _give_up(state: LadderState, reason: str) -> Action:
+    """Fall back to the next model when there is one, else raise."""
+    return Action("fallback" if state.has_fallback else "raise", reason=reason)

@@ -286,7 +286,7 @@ def _parse_absolute(value: Any) -> float | None:
     except ValueError:
         pass
     try:
-        when = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        when = datetime.fromisoformat(text.upper())  # RFC 3339 allows a lowercase t and z
     except ValueError:
         return None
     if when.tzinfo is None:

@@ -16,7 +16,7 @@ from typing import Any
 from ..._stops import stop_list
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
-from ..signing import Signer
+from ..signing import Signer, thinking_place
 from ..wire import dumps
 from . import Parsed, bad, cache_prefix_chars, text_of
 
@@ -54,6 +54,16 @@ def _interleaved(body: dict[str, Any], headers: Mapping[str, str], model: str) -
         return True
     v = claude_version(model)
     return (body.get("thinking") or {}).get("type") == "adaptive" and bool(v) and (v[1], v[2]) >= (4, 6)
+
+
+def takes_mid_system(model: str) -> bool:
+    """Whether ``model`` accepts ``{"role": "system"}`` in ``messages``: Opus 4.8 and the
+    5.x families but Sonnet 5 (platform.claude.com/docs/en/build-with-claude/
+    mid-conversation-system-messages; the page also says no beta header is needed)."""
+    v = claude_version(model)
+    if not v:
+        return False
+    return v[1] >= 5 and v[:2] != ("sonnet", 5) or v[1:] == (5, 5) or v == ("opus", 4, 8)
 
 
 def _no_prefill(model: str) -> bool:
@@ -204,6 +214,12 @@ def _messages(messages: list[Any], version: str, profile: EmuProfile, signer: Si
     previous_uses: set[str] = set()
     loop_start = 0  # index of the last plain user message: the current tool-use loop follows
     for i, msg in enumerate(messages):
+        if isinstance(msg, dict) and msg.get("role") == "system" and takes_mid_system(model):
+            _check_mid_system(messages, i)
+            continue  # an instruction: not a turn the deterministic model answers
+        if isinstance(msg, dict) and msg.get("role") == "system":
+            raise bad(f"messages.{i}.role: 'system' is not supported on this model; use the "
+                      "top-level `system` parameter")
         if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
             raise bad(f"messages.{i}.role: Input should be 'user' or 'assistant'")
         role, content = msg["role"], msg.get("content")
@@ -239,6 +255,25 @@ def _messages(messages: list[Any], version: str, profile: EmuProfile, signer: Si
     if thinking_on:
         _thinking_loop(messages, loop_start)
     return turns
+
+
+def _check_mid_system(messages: list[Any], i: int) -> None:
+    """Anthropic's placement and content rules for a mid-conversation system message."""
+    prev = _next_role(messages, i - 2) if i else None
+    nxt = _next_role(messages, i)
+    if prev != "user":
+        raise bad(f"messages.{i}: a `system` message must immediately follow a `user` message "
+                  "(use the top-level `system` parameter at the start)")
+    if nxt not in (None, "assistant"):
+        raise bad(f"messages.{i}: a `system` message must be the last message or be followed by "
+                  "an `assistant` message")
+    content = messages[i].get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not isinstance(blocks, list) or not blocks:
+        raise bad(f"messages.{i}: all messages must have non-empty content")
+    for j, block in enumerate(blocks):
+        if not isinstance(block, dict) or block.get("type") != "text" or not str(block.get("text", "")).strip():
+            raise bad(f"messages.{i}.content.{j}: `system` messages accept non-empty text blocks only")
 
 
 def _next_role(messages: list[Any], i: int) -> str | None:
@@ -299,20 +334,23 @@ def _check_results(i: int, blocks: list[Any], previous_uses: set[str]) -> None:
 
 
 def _verify_thinking(i: int, blocks: list[Any], signer: Signer) -> None:
-    ordinal = 0
+    ordinal = tools = 0
     for j, block in enumerate(blocks):
         kind = block.get("type")
+        place = thinking_place(ordinal, tools)
         if kind == "thinking":
             signature = block.get("signature")
             if not isinstance(signature, str):
                 raise bad(f"messages.{i}.content.{j}.thinking.signature: Field required")
-            if not signer.verify_thinking(str(block.get("thinking", "")), signature, ordinal):
+            if not signer.verify_thinking(str(block.get("thinking", "")), signature, place):
                 raise bad(f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block")
             ordinal += 1
         elif kind == "redacted_thinking":
-            if not signer.verify_redacted(str(block.get("data", "")), ordinal):
+            if not signer.verify_redacted(str(block.get("data", "")), place):
                 raise bad(f"messages.{i}.content.{j}: Invalid `data` in `redacted_thinking` block")
             ordinal += 1
+        elif kind == "tool_use":
+            tools += 1
 
 
 def _thinking_loop(messages: list[Any], loop_start: int) -> None:

@@ -1,0 +1,91 @@
+"""``POST /v1/embeddings``: OpenAI's embeddings shape to any configured embedding model.
+
+The same books as the chat doors: the gateway's keys, body and nesting limits, aliases
+and model table, the per-model concurrency slots, one shared
+:class:`~modelwire.AsyncClient` per model (credential pool, retries,
+fallback, batching to the upstream's limits), errors in OpenAI's shape and one access-log
+line per request (door ``embeddings``). Vectors reach the client in the encoding it asked
+for (``encoding_format``), whatever the upstream was sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import orjson
+
+from .._client_turn import CLIENT_WORK
+from ..embeddings import decode_request, encode_response
+from ..errors import ModelwireError
+from .app import _error_response, _read_body, _request_id
+from .asgi import ClientGone, Reply
+from .depth import check_depth
+from .errors import GatewayError, from_exception
+from .handlers import _Ctx, _headers
+
+__all__ = ["EmbeddingsDoor"]
+
+log = logging.getLogger("modelwire.gateway")
+
+_SHAPE = "chat_completions"  # errors in OpenAI's shape, as the chat door writes them
+
+
+class EmbeddingsDoor:
+    """The handler of ``POST /v1/embeddings`` (``handler(request) -> Reply``)."""
+
+    __slots__ = ("gw",)
+
+    def __init__(self, gateway: Any) -> None:
+        self.gw = gateway
+
+    async def __call__(self, request: Any) -> Any:
+        gw = self.gw
+        ctx = _Ctx("embeddings", _request_id(), time.perf_counter(), gw.access_log)  # type: ignore[arg-type]
+        held: str | None = None  # the model whose slot this request holds
+        try:
+            if gw.draining:
+                raise GatewayError(503, "the gateway is shutting down", "draining")
+            gw.keys.check(request.headers, passthrough=gw.passthrough_keys)
+            req = decode_request(await self._json(request))
+            ctx.model = gw.models.resolve(req.get("model"))
+            if gw.slots is not None:
+                await gw.slots.acquire(ctx.model)
+                held = ctx.model
+            client = gw.client(ctx.model, request.headers)
+            before, work = time.perf_counter(), CLIENT_WORK.get()
+            done = await client.embed(req["input"], dimensions=req.get("dimensions"),
+                                      input_type=req.get("input_type"))
+            after = time.perf_counter()
+            body = encode_response(done.vectors, done.model, done.usage,
+                                   req.get("encoding_format", "float"))
+            overhead = (before - ctx.started + CLIENT_WORK.get() - work + time.perf_counter() - after) * 1000
+            ctx.upstream = f"{done.provider}/{done.model}"
+            ctx.tokens = done.usage["total_tokens"]
+            return Reply(200, body, _headers(ctx, done, overhead))
+        except (asyncio.CancelledError, ClientGone):
+            ctx.status = 499  # the client went away: nobody to answer
+            raise
+        except Exception as exc:  # every error leaves in OpenAI's shape
+            if not isinstance(exc, (GatewayError, ModelwireError)):
+                log.exception("%s: unexpected error", ctx.request_id)
+            err = from_exception(exc, _SHAPE)
+            ctx.status = err.status
+            return _error_response(err, _SHAPE, ctx.request_id)
+        finally:
+            if held is not None:
+                gw.slots.release(held)
+            ctx.log()
+
+    async def _json(self, request: Any) -> Any:
+        raw = await _read_body(request, self.gw.max_body)
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise GatewayError(400, f"request body is not valid JSON: {exc}", "invalid_json") from exc
+        if isinstance(data, dict):
+            limits = self.gw.limits
+            check_depth(raw, data, limits.max_json_depth, limits.max_schema_depth)
+        return data
