@@ -63,6 +63,18 @@ def test_builtin_gateway_serves_every_emulator_model_through_its_vendors_protoco
     assert modes["emulator-1"] == modes["deepseek-reasoner"] == "chat_completions"
 
 
+def test_builtin_gateway_serves_a_coding_agents_dated_ids_by_family():
+    from modelwire.gateway.models import ModelTable
+
+    table = ModelTable.from_config(emulator_gateway_config())
+    assert table.resolve("claude-haiku-4-5-20251001") == "claude-haiku-4-5"
+    assert table.resolve("claude-opus-4-8") == "claude-opus-4-7"  # Claude Code 2.1's default
+    assert table.resolve("claude-sonnet-4-5-20250929") == "claude-sonnet-4-6"
+    assert table.resolve("gpt-5.1-codex") == "gpt-5.5"
+    assert table.resolve("gpt-4o-mini") == "gpt-4o-mini"  # a served name beats the family
+    assert "claude-*" not in [m["id"] for m in table.listing(anthropic=False)["data"]]
+
+
 def test_routing_example_resolves_both_models():
     config = routing_example_config()
     assert config.smart_routing.enabled

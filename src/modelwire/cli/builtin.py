@@ -16,9 +16,13 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..emulator import Emulator
 
-__all__ = ["ROUTING_EXAMPLE", "emulator_config_file", "emulator_gateway_config",
+__all__ = ["FAMILY_ALIASES", "ROUTING_EXAMPLE", "emulator_config_file", "emulator_gateway_config",
            "emulator_gateway_spec", "has_no_config", "routing_example_config", "upstream_for"]
 
+# Coding agents send their own model ids (Claude Code 2.1's default is claude-opus-4-8, which
+# the emulator does not name): each family's ids go to its emulator model; names still win.
+FAMILY_ALIASES = (("claude-haiku-*", "claude-haiku-4-5"), ("claude-opus-*", "claude-opus-4-7"),
+                  ("claude-*", "claude-sonnet-4-6"), ("gpt-*", "gpt-5.5"))
 # (config name, provider/model) of the example pair ``route`` explains without a config
 ROUTING_EXAMPLE = (("strong", "emulator/claude-sonnet-4-6"), ("cheap", "emulator/claude-haiku-4-5"))
 
@@ -52,7 +56,8 @@ def emulator_gateway_spec(emulator: Emulator | None = None) -> dict[str, Any]:
             anthropic = provider == "emulator-anthropic"
             models[name]["base_url"] = (emulator.anthropic_base_url() if anthropic
                                         else emulator.openai_base_url())
-    return {"models": models, "default_model": MODELS[0]}
+    return {"models": models, "default_model": MODELS[0],
+            "gateway": {"aliases": dict(FAMILY_ALIASES)}}
 
 
 def emulator_gateway_config() -> Config:
