@@ -11,11 +11,18 @@ STAMP  := $(VENV)/.installed-dev
 
 .PHONY: demo test test-agents test-compare chaos venv bench clean lint docs mutation
 
+# One line per step; pip's own output and progress bars on a terminal, quiet in logs.
+PIP_QUIET = $$(test -t 1 || echo -q)
+
 $(STAMP): pyproject.toml
+	@echo "==> [1/3] virtualenv $(VENV) with $$($(PYTHON) -c 'import sys; print(sys.executable, sys.version.split()[0])')"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip 2>/dev/null || true
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	@echo "==> [2/3] upgrading pip"
+	@$(BIN)/python -m pip install $(PIP_QUIET) --upgrade pip 2>/dev/null || true
+	@echo "==> [3/3] installing modelwire (editable) with its test tools: about a minute the first time"
+	@$(BIN)/python -m pip install $(PIP_QUIET) -e '.[dev]'
 	@touch $(STAMP)
+	@echo "==> ready: $(BIN)/modelwire"
 
 venv: $(STAMP)
 
@@ -36,6 +43,12 @@ chaos: $(STAMP)
 # Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
 test-agents: $(STAMP)
 	MODELWIRE_TEST_AGENTS=1 $(BIN)/python -m pytest tests/agents
+
+# The wheel as users get it: built (python -m build), installed into a clean venv with no
+# dev extras, then run offline (tests/packaging).
+.PHONY: test-wheel
+test-wheel: $(STAMP)
+	MODELWIRE_TEST_WHEEL=1 $(BIN)/python -m pytest tests/packaging
 
 # The four programs of docs/guides/compared.md, the LiteLLM and pydantic-ai ones included.
 test-compare: $(STAMP)

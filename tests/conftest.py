@@ -18,12 +18,14 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-CORPUS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "corpus"
-if not CORPUS.is_dir():  # the checkout may live elsewhere; ../shared is beside the project
-    CORPUS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+# Recorded real traffic the tests replay; it ships with the repository (corpus/PROVENANCE.md).
+CORPUS = pathlib.Path(__file__).resolve().parent / "corpus"
 
 # The real coding agents (tests/agents) run in `make test-agents`, not in `make test`.
 collect_ignore = [] if os.environ.get("MODELWIRE_TEST_AGENTS") == "1" else ["agents"]
+# Building and installing the wheel (tests/packaging) runs in `make test-wheel`.
+if os.environ.get("MODELWIRE_TEST_WHEEL") != "1":
+    collect_ignore.append("packaging")
 
 _SCRUB_PREFIXES = ("XDG_",)
 _SCRUB_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_ACCESS_TOKEN")
@@ -57,16 +59,21 @@ def _isolated_env(tmp_path_factory, monkeypatch):
     yield
 
 
+def corpus_files(pattern: str = "*.json", root: pathlib.Path = CORPUS) -> list[pathlib.Path]:
+    """The recorded exchanges whose file names match ``pattern``, sorted by name.
+
+    None is an error, never an empty list: a corpus test over nothing passes silently."""
+    files = sorted(root.glob(pattern))
+    if not files:
+        raise FileNotFoundError(f"no recorded exchange matches {pattern!r} in {root}")
+    return files
+
+
 def load_corpus() -> list[tuple[str, dict]]:
     """Every recorded exchange as (file stem, parsed JSON), sorted by name."""
-    if not CORPUS.is_dir():
-        return []
-    return [(p.stem, json.loads(p.read_text())) for p in sorted(CORPUS.glob("*.json"))]
+    return [(p.stem, json.loads(p.read_text())) for p in corpus_files()]
 
 
 @pytest.fixture(scope="session")
 def corpus() -> list[tuple[str, dict]]:
-    items = load_corpus()
-    if not items:
-        pytest.skip(f"corpus not found at {CORPUS}")
-    return items
+    return load_corpus()

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from .tools import tool
     from .transport import Timeouts
 
+# the package's only version string: the build reads it from here (pyproject.toml)
 __version__ = "0.1.0"
 
 # name -> module that defines it; resolved on first attribute access

@@ -15,6 +15,7 @@ import pathlib
 from urllib.parse import unquote
 
 import pytest
+from conftest import corpus_files
 
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import anthropic_messages as am
@@ -24,9 +25,7 @@ from modelwire.errors import ProviderError
 from modelwire.events import Annotation, UsageEvent
 from modelwire.providers.profile import ProviderProfile
 
-CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
-FILES = sorted(CORPUS.glob("*__anthropic_messages__*.json")) if CORPUS.is_dir() else []
-pytestmark = pytest.mark.skipif(not FILES, reason=f"corpus not found at {CORPUS}")
+FILES = corpus_files("*__anthropic_messages__*.json")
 
 # Recorded requests that cannot be re-encoded to an equivalent request, with the reason.
 NOT_EXPRESSIBLE: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""The Responses codec against every recorded ``/responses`` exchange in ../shared/corpus.
+"""The Responses codec against every recorded ``/responses`` exchange in tests/corpus.
 
 Requests decode and re-encode to an equivalent request (same meaning; the
 normalizations below say which differences are deliberate and why); responses,

@@ -7,7 +7,6 @@ the key forms providers quote planted in it; every door must answer without them
 from __future__ import annotations
 
 import json
-import pathlib
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,13 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
+from conftest import corpus_files
 
 from modelwire.config import config_from_dict
 from modelwire.gateway.scrub import scrub
 from modelwire.gateway.testing import RunningGateway
 
-CORPUS = pathlib.Path(__file__).parent.parent / "corpus"
-RECORDINGS = sorted(p for p in CORPUS.glob("*.json") if json.loads(p.read_text())["response"]["status"] >= 400)
+RECORDINGS = [p for p in corpus_files() if json.loads(p.read_text())["response"]["status"] >= 400]
 # fake keys in the forms upstream messages quote them (tails chosen to appear nowhere else)
 PLANTED = ("sk-proj-AbCdEf0123456789QzQz", "sk-ant-api03-AbCdEf0123456789-QzQy", "sk-*****Q7Z9",
            "invalid-*****Qx42", "****Qw17", "AIzaSyA0123456789abcdefQzQv", "sk-…Qk88",

@@ -4,9 +4,8 @@ over the events an Anthropic stream can carry; decode_request inverts encode_req
 from __future__ import annotations
 
 import json
-import pathlib
 
-import pytest
+from conftest import corpus_files
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,9 +25,8 @@ from modelwire.events import (
 )
 from modelwire.providers.profile import ProviderProfile
 
-CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
-STREAMS = [p for p in sorted(CORPUS.glob("*__anthropic_messages__*.json")) if "sse" in json.loads(p.read_text())["response"]] \
-    if CORPUS.is_dir() else []
+STREAMS = [p for p in corpus_files("*__anthropic_messages__*.json")
+           if "sse" in json.loads(p.read_text())["response"]]
 
 
 def _decode(chunks: list[bytes]):
@@ -39,8 +37,7 @@ def _decode(chunks: list[bytes]):
     return out + dec.close()
 
 
-@pytest.mark.skipif(not STREAMS, reason="corpus not found")
-@given(st.sampled_from(STREAMS or [None]), st.lists(st.integers(min_value=0, max_value=10**6), max_size=40))
+@given(st.sampled_from(STREAMS), st.lists(st.integers(min_value=0, max_value=10**6), max_size=40))
 def test_any_chunking_of_a_recorded_stream_gives_the_same_events(path, cuts):
     data = json.loads(path.read_text())["response"]["sse"].encode()
     points = sorted({c % (len(data) + 1) for c in cuts})

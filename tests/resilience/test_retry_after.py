@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import pathlib
 from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import pytest
+from conftest import corpus_files
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,7 +19,6 @@ from modelwire.resilience.retry_after import (
 )
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC).timestamp()
-CORPUS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
 
 def iso(offset: float) -> str:
@@ -192,11 +191,10 @@ def test_now_defaults_to_wall_clock():
     assert retry_after_seconds({"retry-after": "10"}) == 10.0
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not present")
 def test_every_recorded_rate_limit_header_parses():
     """Every reset header in the recorded traffic yields a finite, bounded hint."""
     checked = 0
-    for path in sorted(CORPUS.glob("*.json")):
+    for path in corpus_files():
         exchange = json.loads(path.read_text())
         headers = exchange["response"]["headers"]
         if not any("reset" in k or "retry-after" in k for k in headers):

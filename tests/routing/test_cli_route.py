@@ -39,8 +39,11 @@ def test_json_for_a_keyword_message(tmp_path, capsys, monkeypatch):
     }
 
 
-def test_without_a_primary_model_it_is_a_config_error(capsys):
-    assert main(["route", "hello"]) == EXIT_USAGE
+def test_a_config_without_a_primary_model_is_a_config_error(tmp_path, capsys):
+    # with no config file at all, route explains an example pair (tests/cli/test_first_run.py)
+    path = tmp_path / "modelwire.yaml"
+    path.write_text("models:\n  cheap: {provider: openrouter, model: deepseek/deepseek-chat}\n")
+    assert main(["route", "--config", str(path), "hello"]) == EXIT_USAGE
     assert "default_model" in capsys.readouterr().err
 
 

@@ -64,7 +64,7 @@ def _group() -> Any:
         epilog=(
             "Examples:\n\n"
             "  modelwire chat --tools demo \"What is 17 times 23?\"\n\n"
-            "  modelwire serve --config modelwire.yaml --port 4000\n\n"
+            "  modelwire serve --port 4000\n\n"
             "  modelwire emulate --port 8765\n\n"
             "Exit codes: 0 ok, 1 provider/runtime error, 2 usage or config error, 130 interrupted."
         ),

@@ -16,9 +16,10 @@ __all__ = ["command"]
         "Examples:\n\n"
         "  modelwire emulate --port 8765\n\n"
         "  modelwire emulate --profile anthropic --keys k1,k2\n\n"
-        "  MY_KEY=s3cret modelwire emulate --signing-key-env MY_KEY --script replies.jsonl\n\n"
+        "  MY_KEY=s3cret modelwire emulate --signing-key-env MY_KEY\n\n"
         "Point an OpenAI SDK at http://127.0.0.1:8765/v1 and an Anthropic SDK at "
-        "http://127.0.0.1:8765 (add /p/<profile> for another provider's rules)."
+        "http://127.0.0.1:8765 (add /p/<profile> for another provider's rules). "
+        "--script FILE replays the JSONL responses in FILE in order."
     ),
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")

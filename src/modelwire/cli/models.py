@@ -54,7 +54,8 @@ def _model_rows(config: Any) -> list[dict[str, str]]:
 
 @click.command(
     name="models",
-    epilog="Examples:\n\n  modelwire models\n\n  modelwire models --config modelwire.yaml --json",
+    epilog=("Examples:\n\n  modelwire models\n\n  modelwire models --json\n\n"
+            "With --config FILE the configured names come from FILE."),
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: $MODELWIRE_CONFIG, else the user config file).")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -16,7 +17,8 @@ __all__ = ["command"]
         "  modelwire route \"what is the capital of France?\"\n\n"
         "  modelwire route --json \"debug this traceback for me\"\n\n"
         "Uses smart_routing from the config: simple turns go to cheap_model, "
-        "the rest to default_model (or --model)."
+        "the rest to default_model (or --model). With no config file it explains the "
+        "decision on a built-in example pair of emulator models and says so."
     ),
 )
 @click.argument("text")
@@ -30,8 +32,12 @@ def command(text: str, config_path: str | None, primary: str | None, images: boo
     """Print the routing decision for TEXT: config model name, cheap or primary, reason."""
     from ..config import load_config
     from ..routing import choose_route
+    from .builtin import has_no_config, routing_example_config
 
     config = load_config(config_path)
+    if has_no_config(config) and primary is None:  # --model alone: that model, unrouted
+        config = routing_example_config()
+        _announce_example(config)
     route = choose_route(text, config, has_images=images, primary=primary)
     if as_json:
         click.echo(json.dumps({
@@ -42,3 +48,12 @@ def command(text: str, config_path: str | None, primary: str | None, images: boo
     click.echo(f"model:  {route.model_name} ({route.provider}/{route.model})")
     click.echo(f"route:  {route.kind}")
     click.echo(f"reason: {route.reason}")
+
+
+def _announce_example(config: Any) -> None:
+    """On stderr, so ``--json`` output stays one object."""
+    pair = ", ".join(f"{name} = {entry.provider}/{entry.model}"
+                     for name, entry in config.models.items())
+    click.echo(f"no config found: routing on a built-in example pair ({pair}; "
+               f"simple turns go to {config.smart_routing.cheap_model}). Set smart_routing "
+               "in modelwire.yaml to route your own models.", err=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -15,10 +17,12 @@ __all__ = ["command"]
     name="serve",
     epilog=(
         "Examples:\n\n"
-        "  modelwire serve --config modelwire.yaml\n\n"
+        "  modelwire serve\n\n"
         "  MODELWIRE_GATEWAY_KEYS=k1,k2 modelwire serve --host 0.0.0.0 --port 4000 --workers 2\n\n"
         "Then point any SDK at it: OPENAI_BASE_URL=http://127.0.0.1:4000/v1, "
-        "ANTHROPIC_BASE_URL=http://127.0.0.1:4000."
+        "ANTHROPIC_BASE_URL=http://127.0.0.1:4000. With no config file it serves the "
+        "built-in emulator's models (offline) and says so; --config FILE serves the "
+        "models in FILE."
     ),
 )
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file.")
@@ -39,8 +43,12 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     from ..config import load_config
     from ..gateway.auth import GatewayKeys, is_loopback
     from ..gateway.h1server import GatewayHTTP
+    from .builtin import emulator_gateway_config, has_no_config
 
     config = load_config(config_path)
+    builtin = has_no_config(config)
+    if builtin:
+        config = emulator_gateway_config()
     gw = getattr(config, "gateway", None)
     keys_env = getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS"
     if not GatewayKeys.from_env(keys_env).required and not is_loopback(host):
@@ -67,16 +75,43 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     }
     scheme = _tls_options(options, ssl_certfile or getattr(gw, "ssl_certfile", None),
                           ssl_keyfile or getattr(gw, "ssl_keyfile", None))
+    if builtin:
+        _announce_builtin(config, f"{scheme}://{host}:{port}")
     click.echo(f"modelwire gateway on {scheme}://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
-        if config.path is not None:
-            os.environ["MODELWIRE_CONFIG"] = str(config.path)
-        uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
+        with _config_for_workers(config, builtin):
+            uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
     else:
         from ..gateway import create_app
 
         uvicorn.run(create_app(config), **options)
     return 0
+
+
+def _announce_builtin(config: Any, origin: str) -> None:
+    """The first lines of a run with no config: what is served, how to reach it, and how
+    to serve more."""
+    click.echo("no config found: serving the built-in emulator's models (offline, "
+               "deterministic): " + ", ".join(config.models), err=True)
+    click.echo(f"  point an SDK at it: OPENAI_BASE_URL={origin}/v1 or ANTHROPIC_BASE_URL={origin}",
+               err=True)
+    click.echo("  write a modelwire.yaml and pass --config (see --help) to serve real providers",
+               err=True)
+
+
+@contextlib.contextmanager
+def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
+    """Workers are fresh processes that read MODELWIRE_CONFIG."""
+    if not builtin:
+        if config.path is not None:
+            os.environ["MODELWIRE_CONFIG"] = str(config.path)
+        yield
+        return
+    from .builtin import emulator_config_file
+
+    with emulator_config_file() as path:
+        os.environ["MODELWIRE_CONFIG"] = path
+        yield
 
 
 def _tls_options(options: dict[str, Any], certfile: str | None, keyfile: str | None) -> str:
