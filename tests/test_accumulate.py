@@ -203,3 +203,14 @@ def test_an_unordered_fold_never_records_an_order():
     msg = _fold(_block(1), ToolCallStart(0, "a", "f"), _block(2), ToolCallStart(1, "b", "g"),
                 Finish("tool_calls")).message()
     assert "block_order" not in msg
+
+
+def test_message_hands_out_every_call_unless_asked_for_complete_ones():
+    acc = _fold(ToolCallStart(0, "a", "f"), ToolCallStart(1, "b", "g"), ToolCallEnd(1))
+    assert [c["id"] for c in acc.message()["tool_calls"]] == ["a", "b"]
+    assert [c["id"] for c in acc.message(complete_calls_only=True)["tool_calls"]] == ["b"]
+
+
+def test_a_fresh_accumulator_names_nothing():
+    done = Accumulator().result()
+    assert (done.model, done.provider, done.id) == ("", "", "")
