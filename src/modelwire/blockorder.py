@@ -45,31 +45,33 @@ def order_field(kinds: Sequence[BlockKind]) -> list[BlockKind] | None:
     return list(kinds)
 
 
-def _items(msg: Mapping[str, Any], kind: str) -> list[Any]:
+def _items(msg: Mapping[str, Any], kind: str) -> Sequence[Any]:
+    """The message's items of one kind (its own list, read, never changed)."""
     if kind == "text":
         content = msg.get("content")
         if isinstance(content, list):
-            return list(content)
-        return [content] if isinstance(content, str) and content else []
+            return content
+        return (content,) if isinstance(content, str) and content else ()
     value = msg.get(_LISTS[kind])
-    return list(value) if isinstance(value, list) else []
+    return value if isinstance(value, list) else ()
 
 
 def ordered_items(msg: Mapping[str, Any]) -> list[tuple[BlockKind, Any]]:
     """The message's items as ``(kind, item)`` in the turn's order: ``block_order`` when it
     matches the lists, else the default grouping."""
-    lists = {kind: _items(msg, kind) for kind in DEFAULT_ORDER}
     order = msg.get("block_order")
-    if isinstance(order, list) and all(k in lists for k in order) and all(
-        order.count(kind) == len(items) for kind, items in lists.items()
-    ):
-        taken = dict.fromkeys(DEFAULT_ORDER, 0)
-        out: list[tuple[BlockKind, Any]] = []
-        for kind in order:
-            out.append((kind, lists[kind][taken[kind]]))
-            taken[kind] += 1
-        return out
-    return [(kind, item) for kind in DEFAULT_ORDER for item in lists[kind]]
+    if isinstance(order, list):
+        lists = {kind: _items(msg, kind) for kind in DEFAULT_ORDER}
+        if all(k in lists for k in order) and all(
+            order.count(kind) == len(items) for kind, items in lists.items()
+        ):
+            taken = dict.fromkeys(DEFAULT_ORDER, 0)
+            out: list[tuple[BlockKind, Any]] = []
+            for kind in order:
+                out.append((kind, lists[kind][taken[kind]]))
+                taken[kind] += 1
+            return out
+    return [(kind, item) for kind in DEFAULT_ORDER for item in _items(msg, kind)]
 
 
 def joined_text_order(msg: Mapping[str, Any]) -> list[BlockKind] | None:
