@@ -226,3 +226,86 @@ def test_a_spec_without_type_or_parameter_type_is_a_function_taking_an_object():
     assert validate_spec(spec, where="tools[2]") is spec
     with pytest.raises(MessageError, match=r"^tools\[2\]\.function must be an object$"):
         validate_spec({}, where="tools[2]")
+
+
+# ------------------------------------------------------------------ derivation details
+def test_star_args_are_skipped_and_later_parameters_kept():
+    def f(*items: int, label: str, **extra: int) -> None:
+        """Do it."""
+
+    assert tool(f).parameters == {"type": "object", "properties": {"label": {"type": "string"}},
+                                  "required": ["label"]}
+
+
+def test_defaults_are_shown_only_when_json_can_hold_them():
+    def f(a: int = 3, b: set[int] = frozenset({1})) -> None:
+        """Do it."""
+
+    props = tool(f).parameters["properties"]
+    assert props["a"] == {"type": "integer", "default": 3}
+    assert props["b"] == {"type": "array", "items": {"type": "integer"}}  # a set: no JSON default
+
+
+def test_numpy_docstrings_with_underlines_and_google_arguments_both_describe_parameters():
+    def numpy(city: str, days: int) -> None:
+        """Forecast for a city.
+
+        Parameters
+        ----------
+        city : str
+            The city's name.
+        days : int
+            How many days ahead.
+        """
+
+    def google(city: str) -> None:
+        """Forecast for a city,
+        for the coming days.
+
+        A second paragraph that is not the summary.
+
+        Arguments:
+            city (str): The city's name,
+                as people write it.
+        """
+
+    n, g = tool(numpy), tool(google)
+    assert n.description == "Forecast for a city."
+    assert n.parameters["properties"]["city"]["description"] == "The city's name."
+    assert n.parameters["properties"]["days"]["description"] == "How many days ahead."
+    assert g.description == "Forecast for a city, for the coming days."
+    assert g.parameters["properties"]["city"]["description"] == "The city's name, as people write it."
+
+
+def test_an_explicit_description_and_schema_win_and_the_schema_is_copied():
+    schema = {"type": "object", "properties": {"q": {"type": "string", "enum": ["a"]}}}
+
+    def f(q: str) -> None:
+        """Docstring text."""
+
+    made = tool(description="Search the notes.", schema=schema)(f)
+    schema["properties"]["q"]["enum"].append("b")  # the caller's dict, changed afterwards
+    assert made.description == "Search the notes."
+    assert made.parameters["properties"]["q"]["enum"] == ["a"]
+
+
+def test_a_bad_name_is_reported_with_the_tool_it_belongs_to():
+    def f() -> None:
+        """Do it."""
+
+    with pytest.raises(MessageError, match=r"^tool 'bad name'\.function\.name 'bad name' must match"):
+        tool(name="bad name")(f)
+
+
+def test_duplicates_anywhere_are_dropped_with_a_warning_naming_them(caplog):
+    a1, a2 = ({"type": "function", "function": {"name": "a", "description": str(n)}} for n in (1, 2))
+    b = {"type": "function", "function": {"name": "b"}}
+    with caplog.at_level(logging.WARNING, logger="modelwire.tools"):
+        assert dedupe_tools([a1, a2, b]) == [a1, b]
+    assert "dropping duplicate tool definition 'a' (the first one wins)" in caplog.text
+    assert dedupe_tools([{"type": "web_search"}, b]) == [{"type": "web_search"}, b]
+
+
+def test_argument_errors_name_what_came():
+    assert parse_arguments(5)[1] == "arguments must be a JSON string, got int"
+    assert parse_arguments("[1]")[1] == "arguments must be a JSON object, got list"
