@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._client_core import Options, Plan, Settings
-from ._client_turn import Turn, add_work
+from ._client_turn import Turn, add_work, sleep_async
 from .codecs import Target
 from .embeddings import (
     Embeddings,
@@ -202,7 +202,6 @@ def embed_sync(settings: Settings, http: Any, sleep: Callable[[float], Any], inp
 
 async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], Any], inputs: Any,
                       options: EmbedOptions) -> Embeddings:
-    import asyncio
 
     started = time.perf_counter()
     waited = 0.0  # on upstreams and backoffs: the rest is the Client's own work
@@ -229,13 +228,7 @@ async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], An
                             job.failed(turn)
                             raise
                     if wait > 0:
-                        t = time.perf_counter()
-                        try:
-                            result = sleep(wait)
-                            if asyncio.iscoroutine(result):
-                                await result
-                        finally:
-                            waited += time.perf_counter() - t
+                        waited += await sleep_async(sleep, wait)
             finally:
                 turn.release()
         return job.result()

@@ -8,9 +8,10 @@ No I/O: :mod:`modelwire.client` sends what :meth:`Turn.plan` returns and reports
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, NoReturn
 
@@ -32,7 +33,7 @@ from .messages import prepare_conversation
 from .resilience import Failure, LadderState, StickyStart, classify, decide
 from .transport import Timeouts
 
-__all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse"]
+__all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse", "sleep_async"]
 
 _NONE: frozenset[str] = frozenset()
 
@@ -79,6 +80,16 @@ CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0
 
 def add_work(seconds: float) -> None:
     CLIENT_WORK.set(CLIENT_WORK.get() + seconds)
+
+
+async def sleep_async(sleep: Callable[[float], Any], seconds: float) -> float:
+    """One backoff wait through the caller's ``sleep`` (a coroutine function or a plain
+    one, as tests inject); returns the seconds it took, which are not the Client's work."""
+    started = time.perf_counter()
+    result = sleep(seconds)
+    if inspect.isawaitable(result):
+        await result
+    return time.perf_counter() - started
 
 log = logging.getLogger("modelwire.client")
 

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from ._client_core import Options, Plan, Settings
-from ._client_turn import Turn, add_work
+from ._client_turn import Turn, add_work, sleep_async
 from .accumulate import Accumulator
 from .errors import ModelwireError
 from .events import (
@@ -620,13 +620,7 @@ class AsyncClient(_Base):
                 except ModelwireError as exc:
                     wait = turn.fail(exc)
                 if wait > 0:
-                    t = time.perf_counter()
-                    try:
-                        result = sleep(wait)
-                        if asyncio.iscoroutine(result):
-                            await result
-                    finally:
-                        waited += time.perf_counter() - t
+                    waited += await sleep_async(sleep, wait)
         finally:
             turn.release()
             add_work(time.perf_counter() - started - waited)
@@ -795,9 +789,7 @@ class AsyncStream:
                         raise turn.failed_after_start(exc, acc.result(interrupted=True)) from None
                     wait = turn.fail(exc)
                 if wait > 0:
-                    result = sleep(wait)
-                    if asyncio.iscoroutine(result):
-                        await result
+                    await sleep_async(sleep, wait)
         except (asyncio.CancelledError, GeneratorExit):
             self._interrupted()  # the connection closed on the way out of `async with`
             raise
