@@ -19,12 +19,11 @@ import orjson
 
 from .._client_turn import CLIENT_WORK
 from ..embeddings import decode_request, encode_response
-from ..errors import ModelwireError
-from .app import _error_response, _read_body, _request_id
+from .app import _read_body, _request_id
 from .asgi import ClientGone, Reply
 from .depth import check_depth
-from .errors import GatewayError, from_exception
-from .handlers import _Ctx, _headers
+from .errors import GatewayError
+from .handlers import _Ctx, _headers, failure_reply
 
 __all__ = ["EmbeddingsDoor"]
 
@@ -68,12 +67,8 @@ class EmbeddingsDoor:
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer
             raise
-        except Exception as exc:  # every error leaves in OpenAI's shape
-            if not isinstance(exc, (GatewayError, ModelwireError)):
-                log.exception("%s: unexpected error", ctx.request_id)
-            err = from_exception(exc, _SHAPE)
-            ctx.status = err.status
-            return _error_response(err, _SHAPE, ctx.request_id)
+        except Exception as exc:  # noqa: BLE001  (every error leaves in OpenAI's shape; logged there)
+            return failure_reply(ctx, exc, _SHAPE)
         finally:
             if held is not None:
                 gw.slots.release(held)

@@ -294,12 +294,8 @@ class _Handlers:
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
-        except Exception as exc:  # every error leaves in the door's own shape
-            if not isinstance(exc, (GatewayError, ModelwireError)):
-                log.exception("%s: unexpected error", ctx.request_id)
-            err = from_exception(exc, door)
-            ctx.status = err.status
-            return _error_response(err, door, ctx.request_id)
+        except Exception as exc:  # noqa: BLE001  (every error leaves in the door's shape; logged there)
+            return failure_reply(ctx, exc, door)
         finally:
             if held is not None:
                 self.gw.slots.release(held)
@@ -402,3 +398,14 @@ class _Handlers:
 
 def make_handlers(gateway: Any) -> _Handlers:
     return _Handlers(gateway)
+
+
+def failure_reply(ctx: Any, exc: Exception, shape: Any) -> Any:
+    """``exc`` as an error answer in ``shape`` (a door, or the embeddings route's), its
+    status on the access log; an error modelwire did not raise itself is logged whole."""
+    if not isinstance(exc, (GatewayError, ModelwireError)):
+        log.exception("%s: unexpected error", ctx.request_id)
+    err = from_exception(exc, shape)
+    ctx.status = err.status
+    return _error_response(err, shape, ctx.request_id)
+
