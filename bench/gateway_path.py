@@ -129,7 +129,7 @@ class _UpstreamSocket(_StubSocket):
 
 def _plug_upstream(client: Any, base_url: str, loop: asyncio.AbstractEventLoop) -> None:
     """Give the model's Client one kept-alive upstream connection on a stand-in socket."""
-    from modelwire._h1 import H1Conn
+    from modelwire.transport.h1 import H1Conn
 
     transport = client._transport
     pool, _prefix = transport._route(base_url)

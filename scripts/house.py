@@ -89,7 +89,7 @@ class House:
     def private_attributes(self) -> list[str]:
         """``obj._name`` on something other than self/cls, and getattr/__dict__ with a private name."""
         found = []
-        for module, path in self.files.items():
+        for path in self.files.values():
             tree = ast.parse(path.read_text(), str(path))
             for node in ast.walk(tree):
                 where = f"{path.relative_to(self.src)}:{getattr(node, 'lineno', 0)}"

@@ -1,4 +1,4 @@
-"""Stop sequences applied by modelwire for an endpoint that has none (modelwire._stops)."""
+"""Stop sequences applied by modelwire for an endpoint that has none (modelwire.messages.stops)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelwire._stops import StopDecoder, StopText, cut_completion, find_stop, stop_list
 from modelwire.completion import Completion
 from modelwire.events import (
     Finish,
@@ -18,6 +17,7 @@ from modelwire.events import (
     ToolCallStart,
     UsageEvent,
 )
+from modelwire.messages.stops import StopDecoder, StopText, cut_completion, find_stop, stop_list
 
 _alphabet = st.text(alphabet="abcX\n", max_size=40)
 

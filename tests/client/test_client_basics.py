@@ -266,8 +266,8 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
     # on the hot path): a field it forgot would come back as its default
     from dataclasses import fields
 
-    from modelwire._client_core import Options
-    from modelwire._client_turn import Turn
+    from modelwire.client._core import Options
+    from modelwire.client._turn import Turn
     from modelwire.completion import Completion
     from modelwire.types import empty_usage
 
@@ -294,8 +294,8 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
 def test_each_request_gets_the_timeouts_its_endpoint_needs():
     # a local server may think for ages (no stale-stream limit); a cloud endpoint keeps
     # its limit; timeouts the caller set are used as they are, local or not
-    from modelwire._client_core import Options
-    from modelwire._client_turn import Turn
+    from modelwire.client._core import Options
+    from modelwire.client._turn import Turn
 
     def planned(model: str, **kw: object) -> Timeouts:
         client = Client(model, api_key="sk-test-0123456789", **kw)

@@ -8,7 +8,7 @@ import asyncio
 import time
 
 from modelwire import AsyncClient
-from modelwire._client_turn import CLIENT_WORK
+from modelwire.client._turn import CLIENT_WORK
 from modelwire.errors import StreamInterruptedError
 from modelwire.transport import Response
 

@@ -1,4 +1,4 @@
-"""The async transport's own HTTP/1.1 client (modelwire._h1) against scripted servers.
+"""The async transport's own HTTP/1.1 client (modelwire.transport.h1) against scripted servers.
 
 Each test runs a raw asyncio server on 127.0.0.1 that records the bytes it receives and
 answers with exactly the bytes the test scripts, so framing, keep-alive, timeouts and
@@ -16,10 +16,10 @@ from typing import Self
 import pytest
 
 from modelwire import ConnectError
-from modelwire._h1 import Origin
 from modelwire.codecs import EncodedRequest
 from modelwire.errors import ReadTimeoutError, StreamInterruptedError, TransportError
 from modelwire.transport import AsyncHTTPTransport, Timeouts
+from modelwire.transport.h1 import Origin
 
 KEY = "sk-test-0123456789abcdef"
 BODY = b'{"model": "m", "messages": []}'
@@ -457,7 +457,7 @@ def test_origin_host_header_and_ports():
 
 
 def test_response_headers_read_like_a_dict_of_lowercased_names():
-    from modelwire._h1 import ResponseHeaders
+    from modelwire.transport.h1 import ResponseHeaders
 
     raw = [(b"Content-Type", b"application/json"), (b"Set-Cookie", b"a=1"), (b"set-cookie", b"b=2"),
            (b"X-Caf\xe9", b"\xe9t\xe9")]

@@ -32,5 +32,5 @@ __all__ = [
     "encode_response",
 ]
 
-# the Responses API has no stop sequences: the Client applies them to the answer (modelwire._stops)
+# the Responses API has no stop sequences: the Client applies them to the answer (modelwire.messages.stops)
 STOP_SEQUENCES = False

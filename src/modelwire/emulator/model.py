@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from .._stops import find_stop
+from ..messages.stops import find_stop
 from .arguments import build_arguments
 from .selection import choose, focus
 from .words import arithmetic, request_text

@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from .._headers import LazyHeaders, header_lines
+from ..transport.headers import LazyHeaders, header_lines
 
 __all__ = ["ClientGone", "Endpoint", "Headers", "Reply", "Request"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from .._client_turn import CLIENT_WORK
+from ..client._turn import CLIENT_WORK
 from ..embeddings import decode_request, encode_response
 from .app import _read_body, _request_id
 from .asgi import ClientGone, Reply

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from .._client_turn import refuse
+from ..client._turn import refuse
 from ..errors import ModelwireError
 from ..resilience.classify import RETRYABLE, classify
 from .app import ms_text

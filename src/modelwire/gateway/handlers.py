@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from .._client_turn import CLIENT_WORK
+from ..client._turn import CLIENT_WORK
 from ..codecs import codec_for
 from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError

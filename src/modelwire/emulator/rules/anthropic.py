@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..._stops import stop_list
+from ...messages.stops import stop_list
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
 from ..signing import Signer, thinking_place

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..._stops import stop_list
+from ...messages.stops import stop_list
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
 from ..wire import ApiError, dumps

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import PoolExhaustedError
+from ..errors import PoolExhaustedError
 
 if TYPE_CHECKING:
-    from .providers.profile import ProviderProfile
-    from .resilience.classify import Failure
+    from ..providers.profile import ProviderProfile
+    from ..resilience.classify import Failure
 
 __all__ = ["CredentialSource", "EnvKey", "FixedKey", "Held", "PoolKey", "source_for"]
 
@@ -99,7 +99,7 @@ class EnvKey(FixedKey):
                 return Held(value, f"env:{name}")
         if self._optional or not self._names:
             return Held(None)
-        from .errors import NoCredentialsError
+        from ..errors import NoCredentialsError
 
         raise NoCredentialsError(
             f"no API key for {self._provider}: set {' or '.join(self._names)}, or give the "
@@ -237,7 +237,7 @@ def _given_pool(pools: Any, provider: str) -> Any:
 
 
 def _open_pool(provider: str, names: tuple[str, ...], config: Any) -> Any:
-    from .credentials import CredentialPool
+    from ..credentials import CredentialPool
 
     # config: the loaded Config (pool store URL, strategies), or a callable loading it
     loaded = config() if callable(config) else config

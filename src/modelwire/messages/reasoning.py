@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._thinktags import split_think_tags
+from .thinktags import split_think_tags
 
 __all__ = ["is_reasoning_only", "normalize_reasoning"]
 

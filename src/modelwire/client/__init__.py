@@ -10,7 +10,7 @@
             ...
         s.completion  # the Completion, also when interrupted
 
-Each call runs one retry loop (:class:`~modelwire._client_turn.Turn` keeps its
+Each call runs one retry loop (:class:`~modelwire.client._turn.Turn` keeps its
 books): encode for the current model, send, and on failure let the ladder in
 :mod:`modelwire.resilience.policy` choose — strip reasoning, refresh, rotate
 the credential, back off, fall back, or raise. Before the first event of a
@@ -27,11 +27,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
-from ._client_core import Options, Plan, Settings
-from ._client_turn import Turn, add_work, sleep_async
-from .accumulate import Accumulator
-from .errors import ModelwireError
-from .events import (
+from ..accumulate import Accumulator
+from ..errors import ModelwireError
+from ..events import (
     Finish,
     Passthrough,
     ReasoningBlock,
@@ -44,15 +42,17 @@ from .events import (
     ToolCallStart,
     UsageEvent,
 )
+from ._core import Options, Plan, Settings
+from ._turn import Turn, add_work, sleep_async
 
 if TYPE_CHECKING:
-    from .completion import Completion
-    from .embeddings import Embeddings
-    from .events import StreamEvent
-    from .model import Model
-    from .providers.embedding import EmbeddingEncoding, InputType
-    from .resilience import RetryPolicy, Skipped
-    from .transport import AsyncTransport, SyncTransport, Timeouts
+    from ..completion import Completion
+    from ..embeddings import Embeddings
+    from ..events import StreamEvent
+    from ..model import Model
+    from ..providers.embedding import EmbeddingEncoding, InputType
+    from ..resilience import RetryPolicy, Skipped
+    from ..transport import AsyncTransport, SyncTransport, Timeouts
 
 __all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
 
@@ -230,7 +230,7 @@ class Client(_Base):
 
     def _http(self) -> SyncTransport:
         if self._transport is None:
-            from .transport import SyncHTTPTransport
+            from ..transport import SyncHTTPTransport
 
             self._transport = SyncHTTPTransport()
         return self._transport  # type: ignore[no-any-return]
@@ -329,7 +329,7 @@ class Client(_Base):
         one; ``input_type``: ``query`` | ``document`` (Voyage-style providers);
         ``encoding``: the wire format, ``float`` | ``base64`` (default: base64 where the
         provider takes it); ``numpy=True``: the vectors as one ``float32`` array."""
-        from ._client_embed import EmbedOptions, embed_sync
+        from ._embed import EmbedOptions, embed_sync
 
         sleep = self._sleep if self._sleep is not None else _sync_sleep
         return embed_sync(self._settings, self._http(), sleep, inputs,
@@ -567,7 +567,7 @@ class AsyncClient(_Base):
 
     def _http(self) -> AsyncTransport:
         if self._transport is None:
-            from .transport import AsyncHTTPTransport
+            from ..transport import AsyncHTTPTransport
 
             self._transport = AsyncHTTPTransport()
         return self._transport  # type: ignore[no-any-return]
@@ -665,7 +665,7 @@ class AsyncClient(_Base):
         """As :meth:`Client.embed`."""
         import asyncio
 
-        from ._client_embed import EmbedOptions, embed_async
+        from ._embed import EmbedOptions, embed_async
 
         sleep = self._sleep if self._sleep is not None else asyncio.sleep
         return await embed_async(self._settings, self._http(), sleep, inputs,

@@ -15,12 +15,9 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, NoReturn
 
-from ._client_core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
-from ._client_creds import Held
-from ._stops import StopDecoder, cut_completion, stop_list
-from .codecs._target import Target, protocol_name
-from .completion import PRIMARY_COOLING, Attempt, Completion
-from .errors import (
+from ..codecs._target import Target, protocol_name
+from ..completion import PRIMARY_COOLING, Attempt, Completion
+from ..errors import (
     CredentialError,
     FallbackExhaustedError,
     MessageError,
@@ -29,9 +26,12 @@ from .errors import (
     ProviderError,
     UnsupportedContentError,
 )
-from .messages import prepare_conversation
-from .resilience import Failure, LadderState, StickyStart, classify, decide
-from .transport import Timeouts
+from ..messages import prepare_conversation
+from ..messages.stops import StopDecoder, cut_completion, stop_list
+from ..resilience import Failure, LadderState, StickyStart, classify, decide
+from ..transport import Timeouts
+from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
+from ._creds import Held
 
 __all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse", "sleep_async"]
 
@@ -450,7 +450,7 @@ def _strip_reasoning(messages: list[Any]) -> list[Any]:
 
 def _strip_schemas(tools: list[Any]) -> list[Any]:
     """Copies of the tool specs with ``pattern``/``format`` removed from their schemas."""
-    from .providers.llamacpp import strip_grammar_keywords
+    from ..providers.llamacpp import strip_grammar_keywords
 
     out = []
     for tool in tools:

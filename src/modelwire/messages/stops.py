@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .events import Finish, StreamError, TextDelta, UsageEvent
+from ..events import Finish, StreamError, TextDelta, UsageEvent
 
 __all__ = ["StopDecoder", "StopText", "cut_completion", "find_stop", "stop_list"]
 

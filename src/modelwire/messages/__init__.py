@@ -34,11 +34,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ._reasoning import is_reasoning_only, normalize_reasoning
-from ._thinktags import ThinkTagSplitter, split_think_tags
-from .accumulate import deterministic_tool_call_id
-from .errors import MessageError
-from .types import Message
+from ..accumulate import deterministic_tool_call_id
+from ..errors import MessageError
+from ..types import Message
+from .reasoning import is_reasoning_only, normalize_reasoning
+from .thinktags import ThinkTagSplitter, split_think_tags
 
 __all__ = [
     "STUB_RESULT",

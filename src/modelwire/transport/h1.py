@@ -33,7 +33,7 @@ from typing import Any
 
 import httptools
 
-from ._headers import LazyHeaders
+from .headers import LazyHeaders
 
 __all__ = ["KEEPALIVE_S", "H1Closed", "H1Conn", "H1Error", "H1Pool", "Origin"]
 

@@ -1,5 +1,5 @@
 """One ``embed`` call's books: the batches of its inputs, each sent through the same
-resilience ladder as a chat turn (:class:`~modelwire._client_turn.Turn`: credential
+resilience ladder as a chat turn (:class:`~modelwire.client._turn.Turn`: credential
 lease, classify, retry, rotate, fall back), and the vectors put back in input order.
 
 Every vector of one call comes from one model: when a batch falls back to the next model
@@ -15,10 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._client_core import Options, Plan, Settings
-from ._client_turn import Turn, add_work, sleep_async
-from .codecs import Target
-from .embeddings import (
+from ..codecs import Target
+from ..embeddings import (
     Embeddings,
     EmbeddingUsage,
     check_inputs,
@@ -27,9 +25,11 @@ from .embeddings import (
     plan_batches,
     stack,
 )
-from .errors import ConfigError, MessageError, ModelwireError
-from .providers.embedding import EmbeddingEncoding, EmbeddingSpec, InputType
-from .resilience import LadderState, StickyStart
+from ..errors import ConfigError, MessageError, ModelwireError
+from ..providers.embedding import EmbeddingEncoding, EmbeddingSpec, InputType
+from ..resilience import LadderState, StickyStart
+from ._core import Options, Plan, Settings
+from ._turn import Turn, add_work, sleep_async
 
 __all__ = ["EmbedJob", "EmbedOptions", "embed_async", "embed_sync"]
 

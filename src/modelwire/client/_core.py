@@ -18,17 +18,17 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ._client_creds import CredentialSource, source_for
-from .errors import ConfigError
-from .model import Model, as_model
-from .resilience import FallbackChain, StickyFallback
-from .transport import Timeouts
+from ..errors import ConfigError
+from ..model import Model, as_model
+from ..resilience import FallbackChain, StickyFallback
+from ..transport import Timeouts
+from ._creds import CredentialSource, source_for
 
 if TYPE_CHECKING:
-    from .codecs._target import EncodedRequest
-    from .providers.prices import Price
-    from .providers.profile import ProviderProfile
-    from .resilience import RetryPolicy
+    from ..codecs._target import EncodedRequest
+    from ..providers.prices import Price
+    from ..providers.profile import ProviderProfile
+    from ..resilience import RetryPolicy
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
 
@@ -108,7 +108,7 @@ class Settings:
         strict_fallbacks: bool = True,
         prices: Mapping[str, Any] | None = None,
     ) -> None:
-        from .resilience import RetryPolicy
+        from ..resilience import RetryPolicy
 
         if speed not in (None, "fast"):
             raise ConfigError(f"speed must be 'fast' or None, got {speed!r}")
@@ -151,7 +151,7 @@ class Settings:
             if arg is not None and not isinstance(arg, (str, os.PathLike)):
                 self._config = arg  # already loaded
             else:
-                from .config import load_config
+                from ..config import load_config
 
                 try:
                     self._config = load_config(arg)
@@ -202,7 +202,7 @@ class Settings:
         """Price rows that win over the built-in table: the config's ``prices:``, then
         the argument's (``provider/model-id`` -> a Price or its dict)."""
         if self._prices is None:
-            from .providers.prices import Price, price_from_dict
+            from ..providers.prices import Price, price_from_dict
 
             config = self.config(strict=False) if self._maybe_config() else None
             rows: dict[str, Any] = dict(getattr(config, "prices", None) or {})
@@ -234,9 +234,9 @@ class Settings:
             return made
 
     def _make_endpoint(self, entry: Model) -> Endpoint:
-        from .codecs import codec_for
-        from .providers import resolve
-        from .providers.prices import price_for
+        from ..codecs import codec_for
+        from ..providers import resolve
+        from ..providers.prices import price_for
 
         # resolve() reads the config itself when the name needs it (config names may not
         # look like provider/model, so a provider/model client never parses the file)
@@ -316,7 +316,7 @@ def _default_base_url(profile: ProviderProfile) -> str:
 def _local_emulator_url(api_mode: str) -> str:
     """The process's in-process emulator (one per process, started on first use,
     stopped at exit), for ``emulator/...`` models with no base URL configured."""
-    from .emulator import shared_emulator
+    from ..emulator import shared_emulator
 
     emu = shared_emulator()
     if api_mode == "anthropic_messages":

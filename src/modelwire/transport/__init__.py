@@ -1,7 +1,7 @@
 """HTTP transports: one small interface, two implementations.
 
 * :class:`AsyncHTTPTransport`: the async path, where the gateway lives. Direct
-  origins go through :mod:`modelwire._h1` (HTTP/1.1 on asyncio + httptools),
+  origins go through :mod:`modelwire.transport.h1` (HTTP/1.1 on asyncio + httptools),
   origins behind a proxy through aiohttp. httpx was never a candidate here (at 32
   concurrent requests aiohttp did ~8x its throughput); aiohttp itself costs the
   gateway ~0.45 ms more per request at concurrency 1 than ``_h1`` (measured, see
@@ -42,14 +42,14 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from ._headers import header_lines
-from ._slotinit import slot_init
-from .errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
+from .._slotinit import slot_init
+from ..errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
+from .headers import header_lines
 
 if TYPE_CHECKING:
     import asyncio
 
-    from .codecs._target import EncodedRequest
+    from ..codecs._target import EncodedRequest
 
 __all__ = [
     "AsyncHTTPTransport",
@@ -230,7 +230,7 @@ class _AiohttpStream:
 
 
 class AsyncHTTPTransport:
-    """The async transport: direct origins through :mod:`modelwire._h1` (HTTP/1.1 on
+    """The async transport: direct origins through :mod:`modelwire.transport.h1` (HTTP/1.1 on
     asyncio + httptools), origins behind an environment proxy through aiohttp.
 
     Why two: aiohttp costs ~0.45 ms more per request at concurrency 1 and about three
@@ -246,7 +246,7 @@ class AsyncHTTPTransport:
         # module too and never needs asyncio (30-100 ms of imports measured here)
         import asyncio
 
-        from . import _h1
+        from . import h1 as _h1
 
         self._h1 = _h1
         self._running_loop = asyncio.get_running_loop
@@ -521,7 +521,7 @@ class AsyncHTTPTransport:
 
 
 def _user_agent() -> str:
-    from . import __version__
+    from .. import __version__
 
     return f"user-agent: modelwire/{__version__}\r\n"
 
@@ -535,9 +535,9 @@ def _deadline_error(timeouts: Timeouts, where: str) -> ReadTimeoutError:
 
 
 def _h1_error(exc: BaseException, where: str, started: bool = False) -> TransportError | None:
-    """The one seam where :mod:`modelwire._h1`'s failures become modelwire errors
+    """The one seam where :mod:`modelwire.transport.h1`'s failures become modelwire errors
     (``None``: not a transport failure, e.g. a cancellation, to be re-raised as is)."""
-    from . import _h1
+    from . import h1 as _h1
 
     if isinstance(exc, _h1.H1Closed):
         when = "mid-stream" if exc.started or started else "before the response"
