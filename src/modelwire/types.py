@@ -20,7 +20,7 @@ like a reasoning detail, so nothing the provider sent is lost.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 __all__ = [
     "ApiMode",
@@ -32,6 +32,8 @@ __all__ = [
     "FinishReason",
     "FunctionCall",
     "FunctionSpec",
+    "JSONObject",
+    "JSONValue",
     "ImageContentPart",
     "ImageURL",
     "InputAudio",
@@ -49,7 +51,14 @@ __all__ = [
     "Usage",
     "UserMessage",
     "empty_usage",
+    "json_list",
+    "json_object",
 ]
+
+# Arbitrary JSON as decoded (a wire body, a provider's extra fields, a tool's arguments):
+# the one place the API says Any, so a reader knows it means "any JSON", nothing wider.
+JSONValue: TypeAlias = Any
+JSONObject: TypeAlias = dict[str, JSONValue]
 
 Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter"]
@@ -245,3 +254,13 @@ def empty_usage() -> Usage:
         "reasoning_tokens": 0,
         "raw": {},
     }
+
+
+def json_object(value: object) -> JSONObject | None:
+    """``value`` when it is a JSON object (a dict), else None."""
+    return cast("JSONObject", value) if isinstance(value, dict) else None
+
+
+def json_list(value: object) -> list[JSONValue]:
+    """``value`` when it is a JSON array (a list), else an empty list."""
+    return cast("list[JSONValue]", value) if isinstance(value, list) else []
