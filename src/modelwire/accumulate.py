@@ -32,7 +32,15 @@ from .events import (
     ToolCallStart,
     UsageEvent,
 )
-from .types import AssistantMessage, BlockKind, FinishReason, ReasoningDetail, ToolCall, Usage, empty_usage
+from .types import (
+    AssistantMessage,
+    BlockKind,
+    FinishReason,
+    ReasoningDetail,
+    ToolCall,
+    Usage,
+    empty_usage,
+)
 
 __all__ = ["Accumulator", "deterministic_tool_call_id"]
 
