@@ -43,9 +43,11 @@ __all__ = [
     "ReasoningDetail",
     "Request",
     "Role",
+    "Speed",
     "SystemMessage",
     "TextContentPart",
     "ToolCall",
+    "ToolChoice",
     "ToolMessage",
     "ToolSpec",
     "Usage",
@@ -63,6 +65,8 @@ JSONObject: TypeAlias = dict[str, JSONValue]
 Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter"]
 Effort: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
+# Anthropic's fast mode where the model has it; "standard" turns a Client-wide "fast" off
+Speed: TypeAlias = Literal["fast", "standard"]
 ApiMode: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 
 
@@ -133,6 +137,10 @@ class FunctionSpec(TypedDict):
 class ToolSpec(TypedDict):
     type: Literal["function"]
     function: FunctionSpec
+
+
+# "auto" | "none" | "required", or a named tool: {"type": "function", "function": {"name": ...}}
+ToolChoice: TypeAlias = 'Literal["auto", "none", "required"] | JSONObject'
 
 
 # --------------------------------------------------------------------- reasoning
