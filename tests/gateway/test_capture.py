@@ -20,15 +20,15 @@ class Clock:
 
 
 def _record(capture: Capture, **over: object) -> None:
-    fields: dict[str, object] = dict(
-        request_id="req_1", door="chat_completions", model="cheap", provider="emulator",
-        api_mode="anthropic_messages", method="POST", path="/v1/messages",
-        headers={"x-api-key": FAKE_KEY, "anthropic-version": "2023-06-01"},
-        body=orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+    fields: dict[str, object] = {
+        "request_id": "req_1", "door": "chat_completions", "model": "cheap", "provider": "emulator",
+        "api_mode": "anthropic_messages", "method": "POST", "path": "/v1/messages",
+        "headers": {"x-api-key": FAKE_KEY, "anthropic-version": "2023-06-01"},
+        "body": orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
                            "metadata": {"user_id": "alice@example.com"}}),
-        status=429, answer_headers={"content-type": "application/json", "retry-after": "2"},
-        answer=orjson.dumps({"error": {"message": f"key {FAKE_KEY} is rate limited"}}),
-        failed=True)
+        "status": 429, "answer_headers": {"content-type": "application/json", "retry-after": "2"},
+        "answer": orjson.dumps({"error": {"message": f"key {FAKE_KEY} is rate limited"}}),
+        "failed": True}
     fields.update(over)
     capture.record(**fields)  # type: ignore[arg-type]
 
