@@ -432,3 +432,37 @@ def test_an_argument_error_deep_inside_names_the_whole_path():
         "q": {"type": "array", "items": {"type": "integer"}}}}}}
     assert validate_arguments({"p": {"q": [1, "x"]}}, schema) == (
         "invalid arguments: p.q.1: 'x' is not of type 'integer'")
+
+
+def test_get_hands_out_a_copy_too():
+    reg = ToolRegistry([spec("a", "first")])
+    reg.get("a")["function"]["description"] = "changed"
+    assert reg.get("a")["function"]["description"] == "first"
+    assert reg.get("missing") is None
+
+
+def test_a_heading_underlined_on_the_last_line_still_ends_the_parameters():
+    def f(city: str) -> None:
+        """Forecast.
+
+        Parameters
+        ----------
+        city : str
+            The city's name.
+        See Also
+        --------"""
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."
+
+
+def test_a_lowercase_numpy_parameters_heading_is_read():
+    def f(city: str) -> None:
+        """Forecast.
+
+        parameters
+        ----------
+        city : str
+            The city's name.
+        """
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."

@@ -119,8 +119,7 @@ class ToolRegistry:
         return list(self._specs)
 
     def get(self, name: str) -> ToolSpec | None:
-        spec = self._specs.get(name)
-        return copy.deepcopy(spec) if spec is not None else None
+        return copy.deepcopy(self._specs.get(name))  # None stays None
 
     def specs(self) -> list[ToolSpec]:
         return copy.deepcopy(list(self._specs.values()))
