@@ -57,6 +57,11 @@ class Gateway:
 
         # a request is not held for a long Retry-After: its client's SDK retries itself
         self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
+        from ..codecs.cache import EncodeCache
+
+        # one for all the gateway's clients: an agent's tools are converted once, whichever
+        # model or client key serves its turns
+        self.encode_cache = EncodeCache()
         seal_env = self.seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
@@ -135,7 +140,8 @@ class Gateway:
         if client is None:
             from ..client import AsyncClient
 
-            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
+            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry,
+                                 encode_cache=self.encode_cache)
             self._clients.put(slot, client)
         return client
 
