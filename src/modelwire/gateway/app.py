@@ -140,8 +140,14 @@ class Gateway:
         if client is None:
             from ..client import AsyncClient
 
+            from ..transport import AsyncHTTPTransport
+
+            # as many upstream connections per origin as the gateway takes client
+            # connections: with the transport's default (100), the 101st concurrent stream
+            # toward one provider waited, its client connection open, for one to finish
+            transport = AsyncHTTPTransport(limit_per_host=self.limits.max_connections)
             client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry,
-                                 encode_cache=self.encode_cache)
+                                 encode_cache=self.encode_cache, transport=transport)
             self._clients.put(slot, client)
         return client
 
