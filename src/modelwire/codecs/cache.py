@@ -20,7 +20,6 @@ state of their own.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -91,8 +90,10 @@ class EncodeCache:
             key = (tag, raw)
             found = entries.get(key)  # one C call each: atomic under the GIL, no lock needed
             if found is not None:
-                with contextlib.suppress(KeyError):  # evicted by another thread meanwhile
+                try:
                     entries.move_to_end(key)
+                except KeyError:  # evicted by another thread meanwhile
+                    pass
                 self.hits += 1
                 return found[0]
             result = orjson.dumps(convert(orjson.loads(raw)))
