@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from typing import Any
+from typing import Self
 
 from modelwire.config import load_config
 from modelwire.gateway.testing import RunningGateway
@@ -26,12 +26,12 @@ class HeldStreams:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> HeldStreams:
+    def __enter__(self) -> Self:
         self._thread.start()
         assert self._ready.wait(10)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._loop.call_soon_threadsafe(self.release.set)  # type: ignore[union-attr]
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)

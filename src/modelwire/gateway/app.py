@@ -139,7 +139,6 @@ class Gateway:
         client = self._clients.get(slot)
         if client is None:
             from ..client import AsyncClient
-
             from ..transport import AsyncHTTPTransport
 
             # as many upstream connections per origin as the gateway takes client
