@@ -620,7 +620,9 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
         if own:
             note50 += f"; the gateway's own time (x-modelwire-overhead-ms) p50 {pct(own, 50) * 1e3:.2f}"
             note99 += f"; its own time p99 {pct(own, 99) * 1e3:.2f}"
-        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5,
+        # no longer a goal (issue 23): at concurrency 1 the p99 measures the host's other
+        # tenants (+0.78 ms interleaved, +1.7-4.3 ms with wrk), so it is shown, not judged
+        lines.append(goal_line("added p99 at concurrency 1 (interleaved; shown, not a goal)", None,
                                f"+{a99:.2f} ms{note99}"))
     mw = [c for c in cells if c.target == target and not c.stream]
     lite = [c for c in cells if c.target == "litellm" and not c.stream]
