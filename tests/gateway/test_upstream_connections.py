@@ -32,7 +32,6 @@ class HeldStreams:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self.release.set)  # type: ignore[union-attr]
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
@@ -44,6 +43,11 @@ class HeldStreams:
         self._ready.set()
         self._loop.run_forever()
         server.close()
+        held = asyncio.all_tasks(self._loop)  # the streams still held: ended here, in their loop
+        for task in held:
+            task.cancel()
+        self._loop.run_until_complete(asyncio.gather(*held, return_exceptions=True))
+        self._loop.close()
 
     async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
