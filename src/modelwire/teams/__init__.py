@@ -14,6 +14,7 @@ from .model import Budget, Scope, SpendRow, SpendTotal, Team, VirtualKey
 from .store import (
     BudgetExhausted,
     Demand,
+    KeyRefused,
     KeyStore,
     Limiter,
     ModelNotAllowed,
@@ -26,6 +27,7 @@ __all__ = [
     "Budget",
     "BudgetExhausted",
     "Demand",
+    "KeyRefused",
     "KeyStore",
     "Limiter",
     "ModelNotAllowed",

@@ -26,6 +26,7 @@ from .model import Scope, SpendBy, SpendRow, SpendTotal, Team, VirtualKey
 __all__ = [
     "BudgetExhausted",
     "Demand",
+    "KeyRefused",
     "KeyStore",
     "Limiter",
     "ModelNotAllowed",
@@ -37,6 +38,17 @@ __all__ = [
 
 class TeamsRefusal(ModelwireError):
     """A virtual key may not make this request now (its limits, budget or models)."""
+
+
+class KeyRefused(TeamsRefusal):
+    """The presented virtual key is unknown, revoked or expired (``reason``). Never
+    shows the key; names it (``key_name``) only when it was found."""
+
+    def __init__(self, reason: str, key_name: str = "") -> None:
+        self.reason, self.key_name = reason, key_name
+        text = "invalid gateway key" if reason == "unknown" else \
+            f"gateway key {key_name!r} is {reason}"
+        super().__init__(text)
 
 
 class RateLimited(TeamsRefusal):
