@@ -42,6 +42,13 @@ class Gateway:
         self.config = config
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
+        from .admission import Admission, TeamKeys
+
+        self.admission = Admission.from_config(config)  # None: teams off (the default)
+        if self.admission is not None:
+            self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
+        self.admin_keys = GatewayKeys.from_env(
+            getattr(gw, "admin_keys_env", None) or "MODELWIRE_ADMIN_KEYS", env)
         self.models = ModelTable.from_config(config)
         self.limits = Limits.from_config(gw)
         self.slots: Any = None  # gateway.max_concurrent_per_model, when set
@@ -202,6 +209,8 @@ class Gateway:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        if self.admission is not None:
+            await self.admission.close()  # the spend record's last rows
 
 
 def _configured_names(config: Any) -> frozenset[str]:

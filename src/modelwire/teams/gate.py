@@ -152,26 +152,33 @@ class Gate:
 class Ticket:
     """One admitted request: settle it once with what it used (or nothing)."""
 
-    __slots__ = ("_done", "gate", "key", "model", "reservation", "started", "team")
+    __slots__ = ("_done", "gate", "handed", "key", "model", "reservation", "started", "team")
 
     def __init__(self, gate: Gate, key: VirtualKey | None, team: Team | None, model: str,
                  reservation: Reservation | None, started: float) -> None:
         self.gate, self.key, self.team, self.model = gate, key, team, model
         self.reservation, self.started = reservation, started
         self._done = False
+        self.handed = False  # a stream settles it when it ends, not the handler
 
     async def settle(self, *, request_id: str, status: int, usage: Mapping[str, Any] | None,
                      cost_usd: float | None, provider: str = "", model_served: str = "",
-                     latency_ms: float = 0.0) -> None:
-        """Settle the reservation from ``usage`` (None: nothing was served: released)
-        and queue the spend row. A second call does nothing."""
+                     latency_ms: float = 0.0, cut: bool = False) -> None:
+        """Settle the reservation from ``usage`` (None: nothing was served: released;
+        with ``cut``, a stream cut before its usage came: charged the reserved worst
+        case, so a cut never spends a budget for free) and queue the spend row. A
+        second call does nothing."""
         if self._done:
             return
         self._done = True
         u = usage or {}
         prompt = int(u.get("prompt_tokens") or 0)
         completion = int(u.get("completion_tokens") or 0)
-        if self.reservation is not None:
+        if usage is None and cut and self.reservation is not None:
+            demand = self.reservation.demand
+            cost_usd = demand.cost_usd if cost_usd is None else cost_usd
+            await self.gate.limiter.settle(self.reservation, cost_usd, demand.tokens)
+        elif self.reservation is not None:
             if usage is None:
                 await self.gate.limiter.release(self.reservation)
             else:
