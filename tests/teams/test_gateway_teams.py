@@ -137,3 +137,49 @@ def test_a_stream_settles_when_it_ends_and_has_no_cost_header(teams_gateway, adm
     assert _wait_rows(admin.store, 1) == 1
     [row] = admin.store.spend("key", 0)
     assert row.group == key.id and row.output_tokens > 0 and row.cost_usd > 0
+
+
+def _admin(gw, method, path, key=None, **kw):
+    from .conftest import ADMIN_KEY
+
+    headers = {"authorization": f"Bearer {key or ADMIN_KEY}"}
+    return httpx.request(method, gw.base_url + path, headers=headers, timeout=30, **kw)
+
+
+def test_the_admin_api_makes_a_key_that_serves_and_shows_it_masked(teams_gateway):
+    made = _admin(teams_gateway, "POST", "/admin/teams", json={"name": "ml", "budget": "10/week"})
+    assert made.status_code == 201, made.text
+    created = _admin(teams_gateway, "POST", "/admin/keys",
+                     json={"name": "ci", "models": ["emu-*"], "rpm": 10, "team": "ml"})
+    assert created.status_code == 201, created.text
+    secret = created.json()["key"]
+    assert secret.startswith("mw-") and len(secret) >= 3 + 43
+    assert _chat(teams_gateway, secret).status_code == 200
+    listed = _admin(teams_gateway, "GET", "/admin/keys").json()["keys"]
+    [ci] = [k for k in listed if k["name"] == "ci"]
+    assert ci["key"].endswith("…") and secret not in str(listed)
+    assert (ci["rpm"], ci["models"], ci["team_id"]) == (10, ["emu-*"], made.json()["id"])
+    assert _admin(teams_gateway, "PATCH", "/admin/keys/ci", json={"rpm": 1}).json()["rpm"] == 1
+    revoked = _admin(teams_gateway, "DELETE", "/admin/keys/ci")
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"]
+    assert _chat(teams_gateway, secret).status_code == 401  # this instance: at once
+    spend = _admin(teams_gateway, "GET", "/admin/spend", params={"by": "team", "since": "1d"})
+    assert spend.status_code == 200 and spend.json()["rows"][0]["name"] in ("ml", "")
+
+
+def test_the_admin_api_refuses_client_keys_and_bad_fields(teams_gateway, admin):
+    _, secret = admin.create_key({"name": "mallory"})
+    for key in (secret, ENV_KEY):
+        assert _admin(teams_gateway, "GET", "/admin/keys", key=key).status_code == 401
+    bad = _admin(teams_gateway, "POST", "/admin/keys", json={"name": "x", "budget": "lots"})
+    assert bad.status_code == 400 and "budget" in bad.json()["error"]["message"]
+    assert _admin(teams_gateway, "GET", "/admin/keys/nobody").status_code == 404
+
+
+def test_without_admin_keys_the_admin_api_is_off_and_says_what_to_set(teams_config):
+    from modelwire.gateway.testing import RunningGateway
+
+    with RunningGateway(teams_config, environ={"TEST_GATEWAY_KEYS": ENV_KEY}) as gw:
+        answer = _admin(gw, "GET", "/admin/keys", key=ENV_KEY)
+    assert answer.status_code == 404
+    assert "TEST_ADMIN_KEYS" in answer.json()["error"]["message"]
