@@ -42,6 +42,13 @@ class Gateway:
         self.config = config
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
+        from .admission import Admission, TeamKeys
+
+        self.admission = Admission.from_config(config)  # None: teams off (the default)
+        if self.admission is not None:
+            self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
+        self.admin_keys = GatewayKeys.from_env(
+            getattr(gw, "admin_keys_env", None) or "MODELWIRE_ADMIN_KEYS", env)
         self.models = ModelTable.from_config(config)
         self.limits = Limits.from_config(gw)
         self.slots: Any = None  # gateway.max_concurrent_per_model, when set
@@ -202,6 +209,8 @@ class Gateway:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        if self.admission is not None:
+            await self.admission.close()  # the spend record's last rows
 
 
 def _configured_names(config: Any) -> frozenset[str]:
@@ -397,6 +406,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         # ids may hold a slash (provider/model): the path converter takes the rest
         Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),
+        *_admin_routes(gateway, Endpoint),
         Route("/", Endpoint(root), methods=["GET", "HEAD"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
@@ -404,8 +414,26 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     # client's Host header (an open redirect): such paths are a plain 404 instead
     app.router.redirect_slashes = False
     app.state.gateway = gateway
-    # exact paths only: a route with parameters needs Starlette's matching
-    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ()) if "{" not in r.path})
+    # exact paths only: a route with parameters needs Starlette's matching (and the admin
+    # API reads its scope: methods, query strings)
+    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ())
+                            if "{" not in r.path and not r.path.startswith("/admin")})
+
+
+def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
+    """``/admin/*`` (:mod:`.admin`): keys, teams and spend."""
+    from starlette.routing import Route
+
+    from .admin import AdminAPI
+
+    api = AdminAPI(gateway)
+    return [
+        Route("/admin/keys", endpoint(api.keys), methods=["GET", "POST"]),
+        Route("/admin/keys/{ref}", endpoint(api.key), methods=["GET", "PATCH", "DELETE"]),
+        Route("/admin/teams", endpoint(api.teams), methods=["GET", "POST"]),
+        Route("/admin/teams/{ref}", endpoint(api.team), methods=["GET", "PATCH"]),
+        Route("/admin/spend", endpoint(api.spend), methods=["GET"]),
+    ]
 
 
 class FrontDoors:
