@@ -28,6 +28,7 @@ COMMANDS = {
     "auth": "Log in to providers that allow third-party OAuth apps.",
     "models": "List providers and configured model names.",
     "route": "Show the smart-routing decision for a message.",
+    "db": "Apply and list the PostgreSQL migrations of keys, teams and spend.",
 }
 
 
