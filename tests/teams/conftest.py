@@ -12,6 +12,7 @@ models:
   emu-chat:      {{provider: emulator, model: emulator-1, base_url: "{openai}"}}
   emu-anthropic: {{provider: emulator-anthropic, model: claude-sonnet-4-6, base_url: "{anthropic}"}}
   emu-free:      {{provider: emulator, model: emulator-free, base_url: "{openai}"}}
+  claude:        {{provider: anthropic, model: claude-sonnet-4-5, base_url: "{lane}", api_key_env: TEAMS_ANTHROPIC_KEY}}
 default_model: emu-chat
 gateway:
   keys_env: TEST_GATEWAY_KEYS
@@ -24,16 +25,19 @@ teams:
 prices:
   emulator/emulator-1: {{input: 1000, output: 2000}}
   emulator-anthropic/claude-sonnet-4-6: {{input: 3, output: 15}}
+  anthropic/claude-sonnet-4-5: {{input: 3, output: 15}}
 """
 
 
 @pytest.fixture
-def teams_config(emulator, tmp_path):  # noqa: F811 - the imported fixture
+def teams_config(emulator, tmp_path, monkeypatch):  # noqa: F811 - the imported fixture
     from modelwire.config import load_config
 
+    monkeypatch.setenv("TEAMS_ANTHROPIC_KEY", "sk-" + "ant-teams-test")
     path = tmp_path / "modelwire.yaml"
     path.write_text(CONFIG.format(openai=emulator.openai_base_url(),
                                   anthropic=emulator.anthropic_base_url(),
+                                  lane=emulator.anthropic_base_url("anthropic"),
                                   store=tmp_path / "state.db"))
     return load_config(str(path))
 

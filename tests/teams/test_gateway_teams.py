@@ -183,3 +183,25 @@ def test_without_admin_keys_the_admin_api_is_off_and_says_what_to_set(teams_conf
         answer = _admin(gw, "GET", "/admin/keys", key=ENV_KEY)
     assert answer.status_code == 404
     assert "TEST_ADMIN_KEYS" in answer.json()["error"]["message"]
+
+
+def test_the_lane_relays_bytes_and_still_records_their_usage_and_cost(teams_gateway, admin):
+    key, secret = admin.create_key({"name": "lane"})
+    headers = {"anthropic-version": "2023-06-01"}
+    lane = {**MESSAGES, "model": "claude"}
+    answer = _chat(teams_gateway, secret, lane, "/v1/messages", **headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers.get("x-modelwire-lane") == "passthrough"
+    usage = answer.json()["usage"]
+    expected = (usage["input_tokens"] * 3 + usage["output_tokens"] * 15) / 1e6
+    assert float(answer.headers["x-modelwire-cost-usd"]) == pytest.approx(expected, abs=1e-6)
+    with httpx.stream("POST", teams_gateway.base_url + "/v1/messages", timeout=30,
+                      json={**lane, "stream": True},
+                      headers={"authorization": f"Bearer {secret}", **headers}) as streamed:
+        assert streamed.headers.get("x-modelwire-lane") == "passthrough"
+        b"".join(streamed.iter_bytes())
+    assert _wait_rows(admin.store, 2) == 2
+    [row] = admin.store.spend("key", 0)
+    assert row.group == key.id and row.requests == 2
+    assert row.input_tokens == 2 * usage["input_tokens"]
+    assert row.output_tokens == 2 * usage["output_tokens"]

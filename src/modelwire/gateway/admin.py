@@ -20,7 +20,6 @@ from typing import Any
 import orjson
 
 from ..teams.admin import KeyAdmin, key_view, team_view, total_view
-from .app import _read_body
 from .asgi import Reply
 
 __all__ = ["AdminAPI"]
@@ -29,8 +28,8 @@ _MAX_BODY = 64 * 1024
 
 
 def _error(status: int, message: str, code: str) -> Reply:
-    kind = {400: "invalid_request_error", 401: "authentication_error",
-            404: "not_found_error", 409: "invalid_request_error"}.get(status, "server_error")
+    kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
+            413: "invalid_request_error"}.get(status, "server_error")
     return Reply(status, orjson.dumps({"error": {"message": message, "type": kind, "code": code}}))
 
 
@@ -70,13 +69,16 @@ class AdminAPI:
         return Reply(status, orjson.dumps(payload))
 
     async def _fields(self, request: Any) -> dict[str, Any] | Reply:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > _MAX_BODY:
+                return _error(413, f"request body is larger than {_MAX_BODY} bytes", "body_too_large")
+            chunks.append(chunk)
         try:
-            body = await _read_body(request, _MAX_BODY)
-            data = orjson.loads(body or b"{}")
+            data = orjson.loads(b"".join(chunks) or b"{}")
         except orjson.JSONDecodeError as exc:
             return _error(400, f"request body is not valid JSON: {exc}", "invalid_json")
-        except Exception as exc:  # noqa: BLE001  (a body over the limit: its message says so)
-            return _error(400, str(exc), "invalid_request")
         if not isinstance(data, dict):
             return _error(400, "request body must be a JSON object", "invalid_json")
         return data
