@@ -5,33 +5,45 @@ alive again (a test that stopped one gets it restarted on the same port)."""
 from __future__ import annotations
 
 import pathlib
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
+import yaml
 from pgproc import PostgresProcess
 from redisproc import RedisProcess
 
 from modelwire.emulator import Emulator
 
-from .stack import GatewayProcess, NginxProcess, gateway_env
+from .stack import GatewayProcess, NginxProcess, gateway_env, guide_fence
 
 GATEWAY_KEY = "gw-cluster-" + "key-0123456789"
 SEAL_SECRET = "cluster-seal-" + "secret-0123456789"
 GRACE = 1.0  # seconds a draining instance gives its running streams
 
-CONFIG = """\
-models:
-  chat:   {{provider: emulator, model: emulator-1, base_url: "{openai}"}}
-  claude: {{provider: emulator-anthropic, model: claude-sonnet-4-6, base_url: "{anthropic}"}}
-  slow:   {{provider: emulator, model: slow-model, base_url: "{openai}"}}
-default_model: chat
-gateway:
-  keys_env: CLUSTER_GATEWAY_KEYS
-  seal_secret_env: CLUSTER_SEAL_SECRET
-"""
+ADMIN_KEY = "adm-cluster-" + "key-0123456789"
+PRICES = {"input": 1000.0, "output": 2000.0}  # USD per million tokens: budgets spend fast
+
+
+def cluster_config(emulator: Emulator, store: str, limiter: str) -> dict:
+    """The guide's modelwire.yaml with the emulator's models and this run's backends."""
+    config = yaml.safe_load(guide_fence("yaml"))
+    assert config["teams"]["store"].startswith("postgresql://")
+    assert config["teams"]["limiter"].startswith("redis://")
+    config["models"] = {
+        "chat": {"provider": "emulator", "model": "emulator-1", "base_url": emulator.openai_base_url()},
+        "claude": {"provider": "emulator-anthropic", "model": "claude-sonnet-4-6",
+                   "base_url": emulator.anthropic_base_url()},
+        "slow": {"provider": "emulator", "model": "slow-model", "base_url": emulator.openai_base_url()},
+    }
+    config["default_model"] = "chat"
+    config["teams"].update(store=store, limiter=limiter, spend_flush_s=0.1)
+    config["prices"] = {"emulator/emulator-1": PRICES, "emulator-anthropic/claude-sonnet-4-6": PRICES}
+    return config
 
 
 @dataclass
@@ -41,6 +53,7 @@ class Cluster:
     postgres: PostgresProcess
     gateways: list[GatewayProcess]
     nginx: NginxProcess
+    store_url: str
 
     @property
     def base(self) -> str:
@@ -92,17 +105,23 @@ def stack(cluster_dir: pathlib.Path) -> Iterator[Cluster]:
     try:
         postgres.start()
         emulator.start()
+        store = postgres.create_database("modelwire")
         config = cluster_dir / "modelwire.yaml"
-        config.write_text(CONFIG.format(openai=emulator.openai_base_url(),
-                                        anthropic=emulator.anthropic_base_url()))
-        env = gateway_env({"CLUSTER_GATEWAY_KEYS": GATEWAY_KEY, "CLUSTER_SEAL_SECRET": SEAL_SECRET})
+        config.write_text(yaml.safe_dump(cluster_config(emulator, store, redis.url)))
+        env = gateway_env({"MODELWIRE_GATEWAY_KEYS": GATEWAY_KEY, "MODELWIRE_ADMIN_KEYS": ADMIN_KEY,
+                           "MODELWIRE_SEAL_SECRET": SEAL_SECRET})
+        # the guide's step before the first instance starts
+        done = subprocess.run([sys.executable, "-m", "modelwire.cli", "db", "upgrade", "--config",
+                               str(config)], env=env, capture_output=True, text=True, timeout=120,
+                              check=False)
+        assert done.returncode == 0 and "applied 0001_teams" in done.stdout, done.stderr
         gateways = [GatewayProcess(name, config, cluster_dir, env, GRACE) for name in ("a", "b")]
         for g in gateways:
             g.start()
         for g in gateways:
             g.wait_ready()
         nginx = NginxProcess(cluster_dir, [g.port for g in gateways]).start()
-        yield Cluster(emulator, redis, postgres, gateways, nginx)
+        yield Cluster(emulator, redis, postgres, gateways, nginx, store)
     finally:
         if nginx is not None:
             nginx.stop()
