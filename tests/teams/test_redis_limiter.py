@@ -98,6 +98,7 @@ async def test_tpm_reserves_the_estimate_and_settling_gives_back_the_difference(
         await pair[1].reserve(Demand(k, None, 0.0, 1000))
     assert refused.value.limit == "tpm" and refused.value.retry_after == pytest.approx(60.0)
     await pair[0].settle(first, None, 200)  # the answer used 200 tokens, not 1000
+    await pair[0].drain()
     await pair[1].reserve(Demand(k, None, 0.0, 1000))
     with pytest.raises(RateLimited):
         await pair[0].reserve(Demand(k, None, 0.0, 301))
@@ -119,6 +120,8 @@ async def test_64_concurrent_requests_on_two_instances_take_exactly_what_the_bud
     assert refused[0].budget_usd == 1.0 and refused[0].reset_at == 1_769_904_000.0  # 2026-02-01
     for i, r in enumerate(granted):  # each actually cost a third of its worst case
         await pair[i % 2].settle(r, 0.01, 50)
+    for limiter in pair:
+        await limiter.drain()
     # settled 0.33, nothing held: 22 more worst cases of 0.03 fit (0.33 + 0.66 = 0.99)
     more = [await one(i) for i in range(23)]
     assert sum(not isinstance(r, BudgetExhausted) for r in more) == 22
@@ -140,10 +143,21 @@ async def test_release_gives_the_hold_back_and_a_dead_instances_hold_expires(pai
     with pytest.raises(BudgetExhausted):
         await pair[1].reserve(Demand(k, None, 0.6, 10))
     await pair[0].release(held)
+    await pair[0].drain()
     crashed = await pair[1].reserve(Demand(k, None, 0.6, 10))  # its instance dies: never settled
     assert crashed.id
     clock.now += pair[0].hold_ttl + 1
     await pair[0].reserve(Demand(k, None, 0.6, 10))
+
+
+async def test_settle_returns_before_redis_has_it_and_drain_waits_for_it(pair):
+    k = key(budget=Budget(1.0, "total"))
+    r = await pair[0].reserve(Demand(k, None, 0.8, 10))
+    await pair[0].settle(r, 0.1, 10)  # sent, not awaited: the answer does not wait on Redis
+    assert pair[0].settling == 1
+    await pair[0].drain()
+    assert pair[0].settling == 0
+    await pair[1].reserve(Demand(k, None, 0.9, 10))  # 0.1 spent + 0.9 fits: the hold is gone
 
 
 async def test_key_and_team_are_admitted_together_or_not_at_all(pair):
@@ -161,7 +175,9 @@ async def test_settling_a_reservation_twice_counts_it_once(pair):
     k = key(budget=Budget(1.0, "total"))
     r = await pair[0].reserve(Demand(k, None, 0.5, 10))
     await pair[0].settle(r, 0.5, 10)
+    await pair[0].drain()
     await pair[1].settle(r, 0.5, 10)  # the hold is gone; only the cost would count again
+    await pair[1].drain()
     # 0.5 or 1.0 spent: the second settle must not have added its cost
     await pair[0].reserve(Demand(k, None, 0.5, 10))
 
@@ -179,6 +195,7 @@ async def test_redis_going_away_admits_locally_and_coming_back_uses_it_again(
         assert limiter.health == "degraded"
         assert "unreachable" in caplog.text and "status: degraded" in caplog.text
         await limiter.settle(r, 0.0, 1)
+        await limiter.drain()
         redis_server.start()
         await limiter.reserve(Demand(k, None, 0.0, 1))
         assert limiter.health == "ok" and "reachable again" in caplog.text

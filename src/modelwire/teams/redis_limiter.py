@@ -13,6 +13,11 @@ Layout under ``{prefix}teams:`` (``sid`` is ``key:<id>`` or ``team:<id>``):
 - ``held:{sid}:{start}``   zset  reservation id → when its hold expires
 - ``done:{id}``            a reservation settled (a second settle does nothing)
 
+``reserve`` waits for its script (one round trip, before the upstream call); ``settle``
+and ``release`` send theirs and return, so the answer does not wait on Redis (until
+``MAX_SETTLING`` are in flight; ``close`` waits for them). Until a settle lands, its
+hold still counts: the budget errs on the safe side.
+
 Windows expire 61 s after their last entry; a budget hash a day after its period ends
 (a total budget after 30 days unused). A missing budget hash is seeded once from the
 store's spend record (``KeyStore.spent``). Holds expire after ``hold_ttl`` seconds, so
@@ -43,10 +48,11 @@ __all__ = ["RedisLimiter"]
 
 log = logging.getLogger("modelwire.teams")
 
-TIMEOUT = 0.25  # seconds, connect and each command: on every request's path
-POOL_SIZE = 16  # connections per process
-POOL_WAIT = 2.0  # seconds a request may wait for a free connection
+TIMEOUT = 1.0  # seconds, connect and each command (a slow answer is not an outage: an
+# outage means per-instance limits, so it is declared late; then 5 s go by without waits)
+POOL_SIZE = 32  # connections per process
 RECONNECT_INTERVAL = 5.0
+MAX_SETTLING = 32  # settles in flight per process before a settle waits for its own
 HOLD_TTL = 900.0  # seconds a reservation holds budget: longer than any one request
 _TOTAL_TTL = 30 * 86400
 
@@ -64,9 +70,11 @@ local function trim_tokens(z, h, now)
   end
 end
 local function expire_holds(held, bud, now)
+  local any = false
   while true do
     local gone = redis.call('ZRANGEBYSCORE', held, '-inf', now, 'LIMIT', 0, 500)
     if #gone == 0 then break end
+    any = true
     local fields, sum = {}, 0
     for i, id in ipairs(gone) do fields[i] = 'h:' .. id end
     for _, a in ipairs(redis.call('HMGET', bud, unpack(fields))) do sum = sum + (tonumber(a) or 0) end
@@ -74,7 +82,8 @@ local function expire_holds(held, bud, now)
     redis.call('HDEL', bud, unpack(fields))
     redis.call('ZREM', held, unpack(gone))
   end
-  if redis.call('ZCARD', held) == 0 then redis.call('HSET', bud, 'reserved', 0) end
+  if any and redis.call('ZCARD', held) == 0 then redis.call('HSET', bud, 'reserved', 0) end
+  return any
 end
 """
 
@@ -115,14 +124,16 @@ for i = 1, n do
   end
   if budget ~= '' then
     budget = tonumber(budget)
-    if redis.call('EXISTS', KEYS[k + 4]) == 0 then
+    local count = redis.call('HMGET', KEYS[k + 4], 'settled', 'reserved')
+    if not count[1] then
       if seed == '' then return {3, i} end
-      redis.call('HSETNX', KEYS[k + 4], 'settled', seed)
-      redis.call('HSETNX', KEYS[k + 4], 'reserved', 0)
+      redis.call('HSET', KEYS[k + 4], 'settled', seed, 'reserved', 0)
+      count = {seed, '0'}
     end
-    expire_holds(KEYS[k + 5], KEYS[k + 4], now)
-    local used = tonumber(redis.call('HGET', KEYS[k + 4], 'settled') or '0')
-      + tonumber(redis.call('HGET', KEYS[k + 4], 'reserved') or '0')
+    if expire_holds(KEYS[k + 5], KEYS[k + 4], now) then
+      count[2] = redis.call('HGET', KEYS[k + 4], 'reserved')
+    end
+    local used = tonumber(count[1]) + tonumber(count[2] or '0')
     if used + cost > budget or used >= budget then return {2, i, tostring(used)} end
   end
 end
@@ -214,21 +225,24 @@ class RedisLimiter:
                         redis.exceptions.InvalidResponse, OSError, asyncio.TimeoutError)
         self._pool: Any = None
         if client is None:
-            # a bounded pool: a burst of requests waits its turn for a connection (each
-            # script takes well under a millisecond) instead of opening one each
-            pool = redis.asyncio.BlockingConnectionPool.from_url(
-                url, max_connections=POOL_SIZE, timeout=POOL_WAIT, socket_timeout=timeout,
+            pool = redis.asyncio.ConnectionPool.from_url(
+                url, max_connections=POOL_SIZE, socket_timeout=timeout,
                 socket_connect_timeout=timeout, retry_on_timeout=False, decode_responses=True,
                 health_check_interval=0)
             client = redis.asyncio.Redis(connection_pool=pool)
             self._pool = pool
         self._redis = client
+        # a burst of requests takes turns (first come, first served) for the pool's
+        # connections, rather than opening one each; redis-py's BlockingConnectionPool
+        # let a waiter starve past its timeout under steady load, which read as an outage
+        self._turns = asyncio.Semaphore(POOL_SIZE)
         self._reserve_script = self._redis.register_script(_RESERVE)
         self._settle_script = self._redis.register_script(_SETTLE)
         self._local = LocalLimiter(store, clock=clock)  # while Redis does not answer
         self._local_ids: set[str] = set()  # reservations the local limiter granted
         self._journal: list[tuple[Reservation, float, int]] = []  # settles made while down
         self._down_since: float | None = None
+        self._settling: set[asyncio.Task[None]] = set()  # settles sent, not yet answered
 
     # ------------------------------------------------------------ admission
     async def reserve(self, demand: Demand) -> Reservation:
@@ -257,7 +271,8 @@ class RedisLimiter:
                 args += [_opt(owner.rpm), _opt(owner.tpm),
                          _opt(None if owner.budget is None else owner.budget.usd),
                          _opt(seeds.get(i)), self._budget_ttl(owner, now)]
-            result = await self._reserve_script(keys=keys, args=args)
+            async with self._turns:
+                result = await self._reserve_script(keys=keys, args=args)
             code = int(result[0])
             if code == 0:
                 return Reservation(rid, demand, now)
@@ -292,6 +307,15 @@ class RedisLimiter:
             if cost > 0:  # spent while Redis was down: added to its count on return
                 self._journal.append((reservation, cost, 0))
             return
+        if len(self._settling) >= MAX_SETTLING:  # Redis is slow: wait for it here
+            await self._settle_or_journal(reservation, cost, tokens)
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._settle_or_journal(reservation, cost, tokens))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    async def _settle_or_journal(self, reservation: Reservation, cost: float, tokens: int) -> None:
         if not await self._up():
             self._journal.append((reservation, cost, tokens))
             return
@@ -300,6 +324,16 @@ class RedisLimiter:
         except self._errors as exc:
             self._went_down(exc)
             self._journal.append((reservation, cost, tokens))
+
+    @property
+    def settling(self) -> int:
+        """Settles sent to Redis and not answered yet."""
+        return len(self._settling)
+
+    async def drain(self) -> None:
+        """Wait for the settles in flight (``settle`` returns before Redis has them)."""
+        while self._settling:
+            await asyncio.gather(*list(self._settling))
 
     async def _settle(self, reservation: Reservation, cost: float, tokens: int) -> None:
         owners = _owners(reservation.demand)
@@ -315,9 +349,11 @@ class RedisLimiter:
                      self._held_key(sid, held), self._budget_key(sid, current)]
             args += ["1" if owner.tpm is not None else "0",
                      "1" if owner.budget is not None else "0"]
-        await self._settle_script(keys=keys, args=args)
+        async with self._turns:
+            await self._settle_script(keys=keys, args=args)
 
     async def close(self) -> None:
+        await self.drain()
         await self._local.close()
         await self._redis.aclose()
         if self._pool is not None:  # a pool handed to Redis() stays open with it
