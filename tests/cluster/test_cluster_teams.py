@@ -133,3 +133,29 @@ def test_spend_survives_the_instance_that_recorded_it_stopping(cluster: Cluster)
     a.signal(signal.SIGTERM)
     a.wait_gone(30)
     assert sorted(rid for rid, _, _ in wait_rows(cluster, name, 5, within=5)) == sorted(ids)
+
+
+def test_with_redis_gone_both_instances_serve_say_degraded_and_recover(cluster: Cluster):
+    """Redis going away costs the shared counting, not the service: each instance limits
+    on its own (the in-process limiter), /health says so, and Redis is used again once
+    it answers."""
+    _, secret = make_key(cluster, rpm=1000)
+    cluster.redis.kill()
+    try:
+        with httpx.Client(timeout=30) as client:
+            for g in cluster.gateways:
+                assert chat(client, g.base, secret).status_code == 200
+                health = client.get(g.base + "/health").json()
+                assert health["status"] == "degraded"
+                assert {"teams_limiter": "degraded"} in health["problems"]
+    finally:
+        cluster.redis.start()
+    deadline = time.monotonic() + 20  # the limiter tries Redis again after 5 s
+    with httpx.Client(timeout=30) as client:
+        for g in cluster.gateways:
+            while True:
+                assert chat(client, g.base, secret).status_code == 200
+                if client.get(g.base + "/health").json()["status"] == "ok":
+                    break
+                assert time.monotonic() < deadline, "still degraded with Redis back"
+                time.sleep(0.25)

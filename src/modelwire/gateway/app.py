@@ -170,7 +170,8 @@ class Gateway:
         """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
         answer (the pools fail open to local state), or a model whose every credential is
         cooling (rate-limited: ``available_in_s``, when the first frees up) or dead (a
-        revoked key): its requests fail or fall back until then. Counts, never secrets."""
+        revoked key): its requests fail or fall back until then; a teams limiter whose
+        Redis does not answer (each instance then limits on its own). Counts, never secrets."""
         problems = []
         for name, client in list(self._clients.items()):
             settings = getattr(client, "_settings", None)
@@ -196,6 +197,9 @@ class Gateway:
                     if free_at is not None:
                         problem["available_in_s"] = max(0, round(free_at - now))
                     problems.append(problem)
+        limiter = self.admission.gate.limiter if self.admission is not None else None
+        if getattr(limiter, "health", "ok") != "ok":  # Redis away: limits per instance
+            problems.append({"teams_limiter": limiter.health})  # type: ignore[union-attr]
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,
