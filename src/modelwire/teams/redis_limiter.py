@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .limiter import LocalLimiter
-from .model import Team, VirtualKey
+from .model import Budget, Team, VirtualKey
 from .store import BudgetExhausted, Demand, KeyStore, RateLimited, Reservation
 
 __all__ = ["RedisLimiter"]
@@ -243,6 +243,7 @@ class RedisLimiter:
         self._journal: list[tuple[Reservation, float, int]] = []  # settles made while down
         self._down_since: float | None = None
         self._settling: set[asyncio.Task[None]] = set()  # settles sent, not yet answered
+        self._periods: dict[str, tuple[float, float]] = {}  # period → [start, until)
 
     # ------------------------------------------------------------ admission
     async def reserve(self, demand: Demand) -> Reservation:
@@ -265,12 +266,12 @@ class RedisLimiter:
                                repr(self.hold_ttl), len(owners)]
             for i, owner in enumerate(owners, 1):
                 sid = _sid(owner)
-                start = owner.budget.window_start(now) if owner.budget is not None else 0.0
+                start, ttl = self._period(owner.budget, now)
                 keys += [self._k("rpm", sid), self._k("tpm", sid), self._k("tpmn", sid),
                          self._budget_key(sid, start), self._held_key(sid, start)]
                 args += [_opt(owner.rpm), _opt(owner.tpm),
                          _opt(None if owner.budget is None else owner.budget.usd),
-                         _opt(seeds.get(i)), self._budget_ttl(owner, now)]
+                         _opt(seeds.get(i)), ttl]
             async with self._turns:
                 result = await self._reserve_script(keys=keys, args=args)
             code = int(result[0])
@@ -343,8 +344,8 @@ class RedisLimiter:
                            int(self.hold_ttl) * 2]
         for owner in owners:
             sid = _sid(owner)
-            held = owner.budget.window_start(reservation.at) if owner.budget else 0.0
-            current = owner.budget.window_start(now) if owner.budget else 0.0
+            held = self._period(owner.budget, reservation.at)[0]
+            current = self._period(owner.budget, now)[0]
             keys += [self._k("tpm", sid), self._k("tpmn", sid), self._budget_key(sid, held),
                      self._held_key(sid, held), self._budget_key(sid, current)]
             args += ["1" if owner.tpm is not None else "0",
@@ -405,9 +406,19 @@ class RedisLimiter:
     def _held_key(self, sid: str, start: float) -> str:
         return f"{self.prefix}held:{sid}:{start:.0f}"
 
-    def _budget_ttl(self, owner: VirtualKey | Team, now: float) -> str:
-        resets = owner.budget.resets_at(now) if owner.budget is not None else None
-        return str(_TOTAL_TTL if resets is None else int(resets - now) + 86400)
+    def _period(self, budget: Budget | None, now: float) -> tuple[float, str]:
+        """The start of ``budget``'s period at ``now`` and its count's TTL (seconds, as
+        the script takes it); calendar dates computed once per period, not per request."""
+        if budget is None:
+            return 0.0, ""
+        cached = self._periods.get(budget.period)
+        if cached is None or not cached[0] <= now < cached[1]:
+            start = budget.window_start(now)
+            until = budget.resets_at(now)
+            cached = (start, float("inf") if until is None else until)
+            self._periods[budget.period] = cached
+        start, until = cached
+        return start, str(_TOTAL_TTL if until == float("inf") else int(until - now) + 86400)
 
     def _safe_url(self) -> str:
         # redis://:password@host → never log the password
