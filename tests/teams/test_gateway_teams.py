@@ -205,3 +205,19 @@ def test_the_lane_relays_bytes_and_still_records_their_usage_and_cost(teams_gate
     assert row.group == key.id and row.requests == 2
     assert row.input_tokens == 2 * usage["input_tokens"]
     assert row.output_tokens == 2 * usage["output_tokens"]
+
+
+def test_the_spend_record_is_written_at_shutdown_when_no_batch_was_due(teams_config, admin):
+    import dataclasses
+
+    from modelwire.gateway.testing import RunningGateway
+
+    slow = dataclasses.replace(teams_config, teams=dataclasses.replace(
+        teams_config.teams, spend_flush_s=3600.0))
+    key, secret = admin.create_key({"name": "late"})
+    with RunningGateway(slow, environ={"TEST_GATEWAY_KEYS": ENV_KEY}) as gw:
+        assert _chat(gw, secret).status_code == 200
+        assert _chat(gw, secret).status_code == 200
+        assert admin.store.spend("key", 0) == []  # queued, not yet written
+    [row] = admin.store.spend("key", 0)
+    assert (row.group, row.requests) == (key.id, 2)

@@ -57,9 +57,13 @@ class _Window:
 
 @dataclass(slots=True)
 class _Budget:
-    start: float  # the period this count belongs to
+    start: float  # the period this count belongs to: [start, until)
+    until: float
     settled: float = 0.0
     reserved: float = 0.0
+
+    def current(self, now: float) -> bool:
+        return self.start <= now < self.until
 
 
 @dataclass(slots=True)
@@ -86,39 +90,44 @@ class LocalLimiter:
         owners: list[VirtualKey | Team] = [demand.key]
         if demand.team is not None:
             owners.append(demand.team)
+        now = self._clock()
         for owner in owners:  # budgets read from the store first (the only await)
             if owner.budget is not None:
-                await self._seed(owner)
-        now = self._clock()
+                count = self._budgets.get(owner.id)
+                if count is None or not count.current(now):
+                    await self._seed(owner)
+                    now = self._clock()
         for owner in owners:
             self._check(owner, demand, now)
         return self._grant(owners, demand, now)
 
     def _check(self, owner: VirtualKey | Team, demand: Demand, now: float) -> None:
-        scope = owner.scope
+        # counters by id: key ids and team ids never collide (key_... / team_...)
+        sid = owner.id
         if owner.rpm is not None:
-            window = self._requests.setdefault(scope.id, _Window())
+            window = self._requests.get(sid) or self._requests.setdefault(sid, _Window())
             window.trim(now)
             wait = window.wait_for(1, owner.rpm, now)
             if wait > 0:
-                raise RateLimited(scope, "rpm", owner.rpm, wait)
+                raise RateLimited(owner.scope, "rpm", owner.rpm, wait)
         if owner.tpm is not None:
-            window = self._tokens.setdefault(scope.id, _Window())
+            window = self._tokens.get(sid) or self._tokens.setdefault(sid, _Window())
             window.trim(now)
             wait = window.wait_for(demand.tokens, owner.tpm, now)
             if wait > 0:
-                raise RateLimited(scope, "tpm", owner.tpm, wait)
+                raise RateLimited(owner.scope, "tpm", owner.tpm, wait)
         if owner.budget is not None:
             count = self._budget(owner, now)
             used = count.settled + count.reserved
             if used + demand.cost_usd > owner.budget.usd or used >= owner.budget.usd:
-                raise BudgetExhausted(scope, owner.budget.usd, used, owner.budget.resets_at(now))
+                raise BudgetExhausted(owner.scope, owner.budget.usd, used,
+                                      owner.budget.resets_at(now))
 
     def _grant(self, owners: list[VirtualKey | Team], demand: Demand, now: float) -> Reservation:
         entries: list[tuple[str, list[float]]] = []
         budgets: list[_Budget] = []
         for owner in owners:
-            sid = owner.scope.id
+            sid = owner.id
             if owner.rpm is not None:
                 window = self._requests[sid]
                 window.entries.append([now, 1.0, 1.0])
@@ -162,20 +171,20 @@ class LocalLimiter:
     # ------------------------------------------------------------ budgets
     def _budget(self, owner: VirtualKey | Team, now: float) -> _Budget:
         assert owner.budget is not None
-        start = owner.budget.window_start(now)
-        count = self._budgets[owner.scope.id]
-        if count.start != start:  # a new period: what is in flight stays reserved
-            count.start, count.settled = start, 0.0
+        count = self._budgets[owner.id]
+        if not count.current(now):  # a new period: what is in flight stays reserved
+            count.start, count.until = _period(owner, now)
+            count.settled = 0.0
         return count
 
     async def _seed(self, owner: VirtualKey | Team) -> None:
         """The period's spend so far, from the store, once per scope and period."""
-        assert owner.budget is not None
-        sid = owner.scope.id
-        start = owner.budget.window_start(self._clock())
+        sid = owner.id
+        now = self._clock()
         count = self._budgets.get(sid)
-        if count is not None and count.start == start:
+        if count is not None and count.current(now):
             return
+        start, until = _period(owner, now)
         pending = self._seeding.get(sid)
         if pending is None:
             pending = asyncio.get_running_loop().create_future()
@@ -194,6 +203,13 @@ class LocalLimiter:
             current = self._budgets.get(sid)
             if current is None or current.start != start:
                 reserved = current.reserved if current is not None else 0.0
-                self._budgets[sid] = _Budget(start, spent, reserved)
+                self._budgets[sid] = _Budget(start, until, spent, reserved)
         else:
             await asyncio.shield(pending)
+
+
+def _period(owner: VirtualKey | Team, now: float) -> tuple[float, float]:
+    """The budget period ``now`` is in: [start, until) (a total budget: all time)."""
+    assert owner.budget is not None
+    until = owner.budget.resets_at(now)
+    return owner.budget.window_start(now), float("inf") if until is None else until
