@@ -210,8 +210,8 @@ class RedisLimiter:
                  client: Any = None, timeout: float = TIMEOUT, hold_ttl: float = HOLD_TTL,
                  reconnect_interval: float = RECONNECT_INTERVAL,
                  clock: Callable[[], float] = time.time) -> None:
-        import redis
         import redis.asyncio
+        import redis.exceptions
 
         self.url = url
         self.prefix = prefix + "teams:"
