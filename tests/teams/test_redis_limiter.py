@@ -201,3 +201,29 @@ async def test_redis_going_away_admits_locally_and_coming_back_uses_it_again(
         assert limiter.health == "ok" and "reachable again" in caplog.text
     finally:
         await limiter.close()
+
+
+async def test_what_was_spent_while_redis_was_frozen_counts_in_its_budget_once_it_is_back(
+        redis_server, store, clock):
+    limiter = RedisLimiter(redis_server.url, store, prefix="frozen:", clock=clock,
+                           reconnect_interval=0.0, timeout=0.3)
+    other = RedisLimiter(redis_server.url, store, prefix="frozen:", clock=clock)
+    try:
+        k = key(budget=Budget(1.0, "total"))
+        await limiter.release(await limiter.reserve(Demand(k, None, 0.1, 1)))  # counted in Redis
+        await limiter.drain()
+        redis_server.freeze()
+        try:
+            local = await limiter.reserve(Demand(k, None, 0.8, 1))  # Redis silent: granted here
+        finally:
+            redis_server.thaw()
+        assert limiter.health == "degraded"
+        await limiter.settle(local, 0.7, 1)  # answered after Redis is back
+        await limiter.drain()
+        assert limiter.health == "ok"
+        with pytest.raises(BudgetExhausted) as refused:  # another instance sees the 0.7
+            await other.reserve(Demand(k, None, 0.5, 1))
+        assert refused.value.spent_usd == pytest.approx(0.7)
+    finally:
+        await limiter.close()
+        await other.close()

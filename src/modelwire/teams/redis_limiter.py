@@ -27,7 +27,8 @@ Redis going away: as the credential store does (``credentials/stores/redis.py``)
 limiter logs one warning, reports ``health == "degraded"`` and admits through an
 in-process ``LocalLimiter`` (each instance then enforces limits on its own), tries
 Redis again every ``reconnect_interval`` seconds, and on its return replays the
-settles it journaled. It needs one Redis primary (or Sentinel), not Redis Cluster:
+settles it journaled: what local grants spent, and a release for each admission that
+timed out (its script may still have run once Redis woke). It needs one Redis primary (or Sentinel), not Redis Cluster:
 an admission touches the key's and the team's counters in one script.
 """
 
@@ -239,7 +240,7 @@ class RedisLimiter:
         self._reserve_script = self._redis.register_script(_RESERVE)
         self._settle_script = self._redis.register_script(_SETTLE)
         self._local = LocalLimiter(store, clock=clock)  # while Redis does not answer
-        self._local_ids: set[str] = set()  # reservations the local limiter granted
+        self._local_ids: dict[str, Reservation] = {}  # ours → the local limiter's grant
         self._journal: list[tuple[Reservation, float, int]] = []  # settles made while down
         self._down_since: float | None = None
         self._settling: set[asyncio.Task[None]] = set()  # settles sent, not yet answered
@@ -249,16 +250,17 @@ class RedisLimiter:
     async def reserve(self, demand: Demand) -> Reservation:
         if not await self._up():
             return await self._reserve_locally(demand)
+        rid, now = secrets.token_hex(8), self._clock()
         try:
-            return await self._reserve(demand)
+            return await self._reserve(demand, rid, now)
         except self._errors as exc:
             self._went_down(exc)
+            # a script that timed out may still run when Redis wakes: give back its hold
+            self._journal.append((Reservation(rid, demand, now), 0.0, 0))
             return await self._reserve_locally(demand)
 
-    async def _reserve(self, demand: Demand) -> Reservation:
+    async def _reserve(self, demand: Demand, rid: str, now: float) -> Reservation:
         owners = _owners(demand)
-        now = self._clock()
-        rid = secrets.token_hex(8)
         seeds: dict[int, float] = {}
         while True:  # at most once more per scope with a budget: its seed
             keys: list[str] = []
@@ -302,12 +304,12 @@ class RedisLimiter:
         await self._finish(reservation, 0.0, 0)
 
     async def _finish(self, reservation: Reservation, cost: float, tokens: int) -> None:
-        if reservation.id in self._local_ids:
-            self._local_ids.discard(reservation.id)
-            await self._local.settle(reservation, cost, tokens)
-            if cost > 0:  # spent while Redis was down: added to its count on return
-                self._journal.append((reservation, cost, 0))
-            return
+        local = self._local_ids.pop(reservation.id, None)
+        if local is not None:  # granted while Redis was away
+            await self._local.settle(local, cost, tokens)
+            if cost <= 0:
+                return
+            tokens = 0  # its spend still counts in Redis's budget (no hold or window there)
         if len(self._settling) >= MAX_SETTLING:  # Redis is slow: wait for it here
             await self._settle_or_journal(reservation, cost, tokens)
             return
@@ -355,6 +357,10 @@ class RedisLimiter:
 
     async def close(self) -> None:
         await self.drain()
+        if self._journal:
+            log.warning("teams limiter %s: %d settles made while it did not answer are not "
+                        "in its counts (the spend record has them)", self._safe_url(),
+                        len(self._journal))
         await self._local.close()
         await self._redis.aclose()
         if self._pool is not None:  # a pool handed to Redis() stays open with it
@@ -362,8 +368,11 @@ class RedisLimiter:
 
     # ------------------------------------------------------------ Redis going away
     async def _reserve_locally(self, demand: Demand) -> Reservation:
-        reservation = await self._local.reserve(demand)
-        self._local_ids.add(reservation.id)
+        """A grant of the in-process limiter, under an id unique across instances (its
+        settle reaches Redis's budget once Redis answers)."""
+        local = await self._local.reserve(demand)
+        reservation = Reservation(secrets.token_hex(8), demand, local.at)
+        self._local_ids[reservation.id] = local
         return reservation
 
     async def _up(self) -> bool:
