@@ -42,10 +42,11 @@ class Gateway:
         self.config = config
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
-        from .admission import Admission, TeamKeys
+        self.admission: Any = None  # teams (gateway.admission): off by default
+        if getattr(getattr(config, "teams", None), "enabled", False):
+            from .admission import Admission, TeamKeys
 
-        self.admission = Admission.from_config(config)  # None: teams off (the default)
-        if self.admission is not None:
+            self.admission = Admission.from_config(config)
             self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
         self.admin_keys = GatewayKeys.from_env(
             getattr(gw, "admin_keys_env", None) or "MODELWIRE_ADMIN_KEYS", env)
