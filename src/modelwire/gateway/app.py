@@ -197,6 +197,10 @@ class Gateway:
                     if free_at is not None:
                         problem["available_in_s"] = max(0, round(free_at - now))
                     problems.append(problem)
+        writer = None if self.admission is None else self.admission.gate.writer
+        if writer is not None and writer.dropped:
+            problems.append({"spend_record": "rows dropped: the teams store is not keeping up",
+                             "dropped": writer.dropped, "pending": writer.pending})
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,
