@@ -77,3 +77,9 @@ def test_a_row_without_a_cache_rate_charges_cache_reads_at_the_input_rate():
     cached = flash.cost({"prompt_tokens": 1_000_000, "completion_tokens": 0,
                          "cache_read_tokens": 1_000_000})
     assert cached == pytest.approx(0.30)
+
+
+def test_a_client_tells_its_primary_models_price_and_none_when_unknown():
+    priced = Client("openai/gpt-5-mini", api_key="sk-" + "test-price")
+    assert priced.price == price_for("openai", "gpt-5-mini")
+    assert Client("emulator/emulator-1").price is None

@@ -221,3 +221,28 @@ def test_the_spend_record_is_written_at_shutdown_when_no_batch_was_due(teams_con
         assert admin.store.spend("key", 0) == []  # queued, not yet written
     [row] = admin.store.spend("key", 0)
     assert (row.group, row.requests) == (key.id, 2)
+
+
+def test_an_expired_key_is_refused_and_named(teams_gateway, admin):
+    _, secret = admin.create_key({"name": "temp", "expires": time.time() - 1})
+    answer = _chat(teams_gateway, secret)
+    assert answer.status_code == 401
+    assert answer.json()["error"] == {**answer.json()["error"], "code": "key_expired",
+                                      "message": "gateway key 'temp' is expired"}
+
+
+def test_the_responses_door_refuses_a_spent_budget_in_its_own_shape(teams_gateway, admin):
+    _, secret = admin.create_key({"name": "resp", "budget": "0.000001/day"})
+    answer = _chat(teams_gateway, secret, {"model": "emu-chat", "input": "hi"}, "/v1/responses")
+    assert answer.status_code == 402
+    error = answer.json()["error"]
+    assert error["code"] == "budget_exhausted" and "key resp" in error["message"]
+
+
+def test_removing_a_limit_through_the_admin_api_takes_effect_at_once(teams_gateway, admin):
+    _, secret = admin.create_key({"name": "henry", "rpm": 1})
+    assert _chat(teams_gateway, secret).status_code == 200
+    assert _chat(teams_gateway, secret).status_code == 429
+    changed = _admin(teams_gateway, "PATCH", "/admin/keys/henry", json={"rpm": None})
+    assert changed.status_code == 200 and changed.json()["rpm"] is None
+    assert _chat(teams_gateway, secret).status_code == 200

@@ -64,3 +64,25 @@ def test_close_writes_what_is_left():
     writer.record(_row(7))
     writer.close()
     assert [r.request_id for b in store.batches for r in b] == ["r7"]
+
+
+def test_recording_never_waits_for_a_store_that_is_stuck():
+    import time
+
+    release = threading.Event()
+
+    class Stuck(Store):
+        def add_spend(self, rows):
+            release.wait(10)  # a store locked by another process
+            super().add_spend(rows)
+
+    store = Stuck()
+    writer = SpendWriter(store, batch=10, interval=0.01)
+    writer.record(_row(0))
+    started = time.monotonic()
+    for i in range(1, 2001):  # the writer is blocked in add_spend all along
+        writer.record(_row(i))
+    assert time.monotonic() - started < 0.5
+    release.set()
+    writer.close()
+    assert sum(len(b) for b in store.batches) == 2001

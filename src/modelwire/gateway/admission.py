@@ -29,7 +29,7 @@ from .auth import GatewayKeys, presented_key
 from .errors import GatewayError
 from .metering import StreamUsage, body_usage
 
-__all__ = ["Admission", "TeamKeys", "refusal"]
+__all__ = ["Admission", "Admitted", "TeamKeys", "refusal"]
 
 log = logging.getLogger("modelwire.gateway")
 
@@ -120,21 +120,42 @@ class Admission:
                         default_max_tokens=teams.default_max_tokens))
 
     async def admit(self, who: Identity, model: str, client: Any, req: Mapping[str, Any],
-                    raw: bytes) -> Ticket:
+                    raw: bytes) -> Admitted:
         """Reserve the request's worst case, or raise its refusal (a GatewayError).
         The input estimate is the body's size / 3: above the token count of any
         English or code prompt (about 4 bytes a token, plus JSON), so settling gives back."""
         key, team = who if who is not None else (None, None)
         max_tokens = req.get("max_tokens") or req.get("max_completion_tokens")
         try:
-            return await self.gate.admit(key, team, model, getattr(client, "price", None),
-                                         len(raw) // 3, max_tokens if isinstance(max_tokens, int) else None)
+            ticket = await self.gate.admit(key, team, model, getattr(client, "price", None),
+                                           len(raw) // 3,
+                                           max_tokens if isinstance(max_tokens, int) else None)
         except TeamsRefusal as exc:
             raise refusal(exc) from None
+        return Admitted(ticket, client)
 
-    async def served(self, ticket: Ticket, reply: Any, ctx: Any, client: Any,
-                     completion: Any = None) -> Any:
-        """Settle a served reply (a stream's when it ends) and add its cost header."""
+    async def close(self) -> None:
+        """The gateway's shutdown: write the spend record's last rows."""
+        import asyncio
+
+        await self.gate.limiter.close()
+        if self.gate.writer is not None:
+            await asyncio.to_thread(self.gate.writer.close)
+        self.gate.store.close()
+
+
+class Admitted:
+    """One admitted request at the gateway: ``served`` once it has a reply (a stream's
+    settles when the stream ends), else ``failed``."""
+
+    __slots__ = ("client", "ticket")
+
+    def __init__(self, ticket: Ticket, client: Any) -> None:
+        self.ticket, self.client = ticket, client
+
+    async def served(self, reply: Any, ctx: Any, completion: Any = None) -> Any:
+        """Settle a served reply and add its cost header (not to streams: see the module)."""
+        ticket, client = self.ticket, self.client
         if reply.stream is not None:
             ticket.handed = True
             reply.stream = _metered(reply.stream, ticket, ctx, client)
@@ -154,22 +175,14 @@ class Admission:
                             latency_ms=(time.perf_counter() - ctx.started) * 1000)
         return reply
 
-    async def failed(self, ticket: Ticket, ctx: Any) -> None:
+    async def failed(self, ctx: Any) -> None:
         """Nothing was served (an error answer): release the reservation, record the row.
         Nothing for a ticket that was settled or handed to its stream."""
-        if ticket.handed:
+        if self.ticket.handed:
             return
-        await ticket.settle(request_id=ctx.request_id, status=ctx.status, usage=None,
-                            cost_usd=None, latency_ms=(time.perf_counter() - ctx.started) * 1000)
-
-    async def close(self) -> None:
-        """The gateway's shutdown: write the spend record's last rows."""
-        import asyncio
-
-        await self.gate.limiter.close()
-        if self.gate.writer is not None:
-            await asyncio.to_thread(self.gate.writer.close)
-        self.gate.store.close()
+        await self.ticket.settle(request_id=ctx.request_id, status=ctx.status, usage=None,
+                                 cost_usd=None,
+                                 latency_ms=(time.perf_counter() - ctx.started) * 1000)
 
 
 async def _metered(stream: AsyncIterator[bytes], ticket: Ticket, ctx: Any,

@@ -42,10 +42,11 @@ class Gateway:
         self.config = config
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
-        from .admission import Admission, TeamKeys
+        self.admission: Any = None  # teams (gateway.admission): off by default
+        if getattr(getattr(config, "teams", None), "enabled", False):
+            from .admission import Admission, TeamKeys
 
-        self.admission = Admission.from_config(config)  # None: teams off (the default)
-        if self.admission is not None:
+            self.admission = Admission.from_config(config)
             self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
         self.admin_keys = GatewayKeys.from_env(
             getattr(gw, "admin_keys_env", None) or "MODELWIRE_ADMIN_KEYS", env)
@@ -197,9 +198,14 @@ class Gateway:
                     if free_at is not None:
                         problem["available_in_s"] = max(0, round(free_at - now))
                     problems.append(problem)
+        writer = None if self.admission is None else self.admission.gate.writer
+        if writer is not None and writer.dropped:
+            problems.append({"spend_record": "rows dropped: the teams store is not keeping up",
+                             "dropped": writer.dropped, "pending": writer.pending})
         limiter = self.admission.gate.limiter if self.admission is not None else None
-        if getattr(limiter, "health", "ok") != "ok":  # Redis away: limits per instance
-            problems.append({"teams_limiter": limiter.health})  # type: ignore[union-attr]
+        limiter_health = getattr(limiter, "health", "ok")  # the Redis limiter has one
+        if limiter_health != "ok":  # Redis away: each instance limits on its own
+            problems.append({"teams_limiter": limiter_health})
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,

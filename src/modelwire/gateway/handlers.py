@@ -254,9 +254,8 @@ class _Handlers:
                 await self.gw.slots.acquire(ctx.model)
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
-            admission = self.gw.admission
-            if admission is not None:
-                ticket = await admission.admit(who, ctx.model, client, req, ctx.raw)
+            if self.gw.admission is not None:
+                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
             same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
@@ -265,7 +264,7 @@ class _Handlers:
                 if forwarded is not None:
                     held = self._hand_slot(forwarded, held)
                     if ticket is not None:
-                        forwarded = await admission.served(ticket, forwarded, ctx, client)
+                        forwarded = await ticket.served(forwarded, ctx)
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
@@ -278,7 +277,7 @@ class _Handlers:
                 streamed = await self._stream(client, req, opts, ctx)
                 held = self._hand_slot(streamed, held)
                 if ticket is not None:
-                    streamed = await admission.served(ticket, streamed, ctx, client)
+                    streamed = await ticket.served(streamed, ctx)
                 return streamed
             before_upstream = time.perf_counter()
             work = CLIENT_WORK.get()
@@ -301,7 +300,7 @@ class _Handlers:
             ctx.tokens = completion.usage["total_tokens"]
             reply = Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
             if ticket is not None:
-                reply = await admission.served(ticket, reply, ctx, client, completion)
+                reply = await ticket.served(reply, ctx, completion)
             return reply
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer, and not our error
@@ -312,7 +311,7 @@ class _Handlers:
             if held is not None:
                 self.gw.slots.release(held)
             if ticket is not None:
-                await self.gw.admission.failed(ticket, ctx)  # nothing once it was served
+                await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
 

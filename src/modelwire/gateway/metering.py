@@ -61,7 +61,7 @@ class StreamUsage:
     __slots__ = ("_anthropic", "_door", "_pending", "usage")
 
     def __init__(self, door: Door) -> None:
-        self._door = door
+        self._door: Door = door
         self._pending = b""
         self._anthropic: dict[str, Any] = {}
         self.usage: dict[str, int] | None = None

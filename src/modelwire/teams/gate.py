@@ -185,13 +185,9 @@ class Ticket:
                 await self.gate.limiter.settle(self.reservation, cost_usd, prompt + completion)
         writer = self.gate.writer
         if writer is not None:
-            writer.record(SpendRow(
-                time=self.started, request_id=request_id,
-                key_id=None if self.key is None else self.key.id,
-                team_id=None if self.team is None else self.team.id,
-                model_asked=self.model, model_served=model_served, provider=provider,
-                input_tokens=prompt, output_tokens=completion,
-                cache_read_tokens=int(u.get("cache_read_tokens") or 0),
-                cache_write_tokens=int(u.get("cache_write_tokens") or 0),
-                reasoning_tokens=int(u.get("reasoning_tokens") or 0),
-                cost_usd=cost_usd, status=status, latency_ms=latency_ms))
+            writer.record(SpendRow(  # SpendRow's field order
+                self.started, request_id, None if self.key is None else self.key.id,
+                None if self.team is None else self.team.id, self.model, model_served,
+                provider, prompt, completion, int(u.get("cache_read_tokens") or 0),
+                int(u.get("cache_write_tokens") or 0), int(u.get("reasoning_tokens") or 0),
+                cost_usd, status, latency_ms))
