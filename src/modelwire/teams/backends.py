@@ -57,7 +57,8 @@ def open_limiter(url: str | None, store: KeyStore, *, prefix: str = "modelwire:"
         try:
             from .redis_limiter import RedisLimiter
         except ImportError as exc:
-            raise ConfigError(f"teams.limiter: Redis needs the redis package (pip install 'redis>=5.0'): {exc}") from None
+            raise ConfigError("teams.limiter: Redis needs the redis package "
+                              f"(pip install 'redis>=5.0'): {exc}") from None
         limiter: Limiter = RedisLimiter(url, store, prefix=prefix)
         return limiter
     raise ConfigError(f"teams.limiter: expected redis://host:port/db, got {url!r}")
