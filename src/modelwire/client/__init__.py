@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from ..events import StreamEvent
     from ..model import Model
     from ..providers.embedding import EmbeddingEncoding, InputType
+    from ..providers.prices import Price
     from ..resilience import RetryPolicy, Skipped
     from ..transport import AsyncTransport, SyncTransport, Timeouts
     from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
@@ -131,6 +132,12 @@ class _Base:
         """Where this client's encoders keep what repeats across turns (converted tool
         schemas): its own, or the one it was given to share."""
         return self._settings.encode_cache
+
+    @property
+    def price(self) -> Price | None:
+        """The primary model's published price (USD per million tokens), or None when
+        unknown: what :attr:`Completion.cost <modelwire.Completion.cost>` is computed from."""
+        return self._settings.endpoint(self.model, primary=True).price
 
     @property
     def skipped_fallbacks(self) -> tuple[Skipped, ...]:
