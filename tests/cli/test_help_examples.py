@@ -61,6 +61,10 @@ NOT_RUN = {
         "needs ANTHROPIC_API_KEY and the network",
     "modelwire auth login openrouter": "opens a browser and needs the network",
     "modelwire auth login openrouter --paste": "needs the network and a browser elsewhere",
+    "modelwire db upgrade --config modelwire.yaml":
+        "needs a PostgreSQL server (tests/teams/test_postgres_store.py runs it against one)",
+    "modelwire db status --store postgresql://modelwire@db.internal/modelwire":
+        "needs a PostgreSQL server (tests/teams/test_postgres_store.py runs it against one)",
 }
 FAKE_KEY = "sk-or-v1-example-not-a-real-key-0123456789"
 

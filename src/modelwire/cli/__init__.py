@@ -31,6 +31,7 @@ COMMANDS = {
     "keys": "Create, list, update and revoke the gateway's virtual keys.",
     "teams": "Create, list and update teams of virtual keys.",
     "spend": "What the gateway's requests cost, by key, team or model.",
+    "db": "Apply and list the PostgreSQL migrations of keys, teams and spend.",
 }
 
 

@@ -171,7 +171,8 @@ class Gateway:
         """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
         answer (the pools fail open to local state), or a model whose every credential is
         cooling (rate-limited: ``available_in_s``, when the first frees up) or dead (a
-        revoked key): its requests fail or fall back until then. Counts, never secrets."""
+        revoked key): its requests fail or fall back until then; a teams limiter whose
+        Redis does not answer (each instance then limits on its own). Counts, never secrets."""
         problems = []
         for name, client in list(self._clients.items()):
             settings = getattr(client, "_settings", None)
@@ -201,6 +202,10 @@ class Gateway:
         if writer is not None and writer.dropped:
             problems.append({"spend_record": "rows dropped: the teams store is not keeping up",
                              "dropped": writer.dropped, "pending": writer.pending})
+        limiter = self.admission.gate.limiter if self.admission is not None else None
+        limiter_health = getattr(limiter, "health", "ok")  # the Redis limiter has one
+        if limiter_health != "ok":  # Redis away: each instance limits on its own
+            problems.append({"teams_limiter": limiter_health})
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,

@@ -40,10 +40,10 @@ def open_store(url: str) -> KeyStore:
         return SQLiteKeyStore(_sqlite_path(url))
     if url.startswith(("postgresql://", "postgres://")):
         try:
-            from .postgres import PostgresKeyStore  # type: ignore[import-not-found]
+            from .postgres import PostgresKeyStore
         except ImportError as exc:
             raise ConfigError(f"teams.store {url.split('@')[-1]!r}: PostgreSQL needs the "
-                              f"'cluster' extra (pip install 'modelwire[cluster]'): {exc}") from None
+                              f"'postgres' extra (pip install 'modelwire[postgres]'): {exc}") from None
         store: KeyStore = PostgresKeyStore(url)
         return store
     raise ConfigError(f"teams.store: expected sqlite:///path or postgresql://..., got {url!r}")
@@ -55,9 +55,10 @@ def open_limiter(url: str | None, store: KeyStore, *, prefix: str = "modelwire:"
         return LocalLimiter(store)
     if url.startswith(("redis://", "rediss://")):
         try:
-            from .redis import RedisLimiter  # type: ignore[import-not-found]
+            from .redis_limiter import RedisLimiter
         except ImportError as exc:
-            raise ConfigError(f"teams.limiter: Redis needs the 'redis' extra: {exc}") from None
+            raise ConfigError("teams.limiter: Redis needs the redis package "
+                              f"(pip install 'redis>=5.0'): {exc}") from None
         limiter: Limiter = RedisLimiter(url, store, prefix=prefix)
         return limiter
     raise ConfigError(f"teams.limiter: expected redis://host:port/db, got {url!r}")
