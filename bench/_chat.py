@@ -14,8 +14,8 @@ import time
 import orjson
 
 from modelwire.accumulate import Accumulator
-from modelwire.codecs._sse import SSEDecoder
 from modelwire.codecs.chat_completions import StreamDecoder
+from modelwire.codecs.sse import SSEDecoder
 
 
 def build_stream(n: int = 2000) -> bytes:

@@ -40,7 +40,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import orjson
 from _util import best_seconds, goal_line, machine, median, table
-
 from modelwire.codecs._sse import SSEDecoder
 
 PIECE = 4096  # bytes per network read fed to the decoders
@@ -179,6 +178,7 @@ def _framed(data: bytes, per_event: Callable[[dict[str, Any]], Any]) -> None:
 # ------------------------------------------------------------ (a) encoding
 def bench_encode(quick: bool) -> tuple[list[list[Any]], dict[int, dict[str, float]]]:
     from modelwire.codecs._target import Target
+
     from modelwire.codecs.anthropic_messages import encode_request
     from modelwire.messages import prepare_conversation
     from modelwire.providers.catalog import CATALOG

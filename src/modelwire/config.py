@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
+from .wire.api import API_MODES
 
 __all__ = [
     "API_MODES",
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
-API_MODES = ("chat_completions", "anthropic_messages", "responses")
 AUTH_STYLES = ("bearer", "x-api-key", "api-key", "none")
 STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
 MIB = 1024 * 1024

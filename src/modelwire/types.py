@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
+from .wire.api import ApiMode
+
 __all__ = [
     "ApiMode",
     "AssistantMessage",
@@ -54,7 +56,6 @@ __all__ = [
 Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter"]
 Effort: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
-ApiMode: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 
 
 # ---------------------------------------------------------------- content parts

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelwire.codecs._responses_encoder import StreamEncoder
+from modelwire.codecs.responses.encode import StreamEncoder
 from modelwire.events import Finish, ReasoningDelta, RefusalDelta, TextDelta
 
 

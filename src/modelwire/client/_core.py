@@ -25,10 +25,10 @@ from ..transport import Timeouts
 from ._creds import CredentialSource, source_for
 
 if TYPE_CHECKING:
-    from ..codecs._target import EncodedRequest
     from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import RetryPolicy
+    from ..wire import EncodedRequest
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
 

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from .api import ApiMode
 from .embedding import EmbeddingSpec
 
 if TYPE_CHECKING:
-    from ..codecs._target import Target
+    from .target import Target
 
 __all__ = [
     "AuthStyle",
@@ -60,7 +61,7 @@ ToolIdFormat: TypeAlias = Literal["any", "mistral9", "anthropic"]
 class ProviderProfile:
     name: str
     base_url: str = ""
-    api_mode: Literal["chat_completions", "anthropic_messages", "responses"] = "chat_completions"
+    api_mode: ApiMode = "chat_completions"
     auth_style: AuthStyle = "bearer"
     key_env: tuple[str, ...] = ()
     default_headers: tuple[tuple[str, str], ...] = ()

@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from ..blockorder import order_field
-from ..errors import MessageError, UnsupportedContentError
-from ..types import BlockKind, Request
-from ._anthropic_response import DEFAULT_ISSUER, load_json
+from ...blockorder import order_field
+from ...errors import MessageError, UnsupportedContentError
+from ...types import BlockKind, Request
+from .response import DEFAULT_ISSUER, load_json
 
 __all__ = ["SUPPORTED_VERSIONS", "auth_token", "decode_request"]
 

@@ -1,6 +1,6 @@
 """``encode_request`` for Anthropic Messages: the body, headers and path.
 
-Order of work: conversation (``_anthropic_convert``), tools and tool_choice, thinking
+Order of work: conversation (``_convert``), tools and tool_choice, thinking
 from an effort level (per model family), sampling parameters (per family and API
 version), max_tokens, structured output, betas, cache breakpoint budget, prefill check,
 then ``profile.patch_body``, then ``request["extra"]`` merged last.
@@ -16,13 +16,17 @@ from urllib.parse import quote
 
 import orjson
 
-from ..errors import MessageError
-from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
-from ._anthropic_models import NON_CLAUDE, ModelFamily, family_for
-from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
-from ._target import EncodedRequest, Target, allowed_only, auth_headers
+from ...errors import MessageError
+from ...wire import EncodedRequest, Target, auth_headers
+from ..tools import allowed_only
+from ._convert import ConvertContext, encode_conversation, is_strict_version
 
-__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
+# the other direction (what a front door receives) has its own module; both are "the request"
+from ._decode_request import decode_request
+from ._models import NON_CLAUDE, ModelFamily, family_for
+from ._tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
+
+__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "decode_request", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
 
 log = logging.getLogger("modelwire.codecs.anthropic")
 

@@ -15,11 +15,11 @@ passes the profile's own (``"azure"``, ``"deepseek"``, ``"openrouter"``...):
 
 from __future__ import annotations
 
-from ._responses_decode import decode_request
-from ._responses_encoder import StreamEncoder
-from ._responses_request import encode_request
-from ._responses_response import decode_error, decode_response, encode_response
-from ._responses_stream import StreamDecoder
+from .encode import StreamEncoder, encode_response
+from .errors import decode_error
+from .request import decode_request, encode_request
+from .response import decode_response
+from .stream import StreamDecoder
 
 __all__ = [
     "STOP_SEQUENCES",

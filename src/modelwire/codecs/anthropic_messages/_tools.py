@@ -7,8 +7,8 @@ import logging
 import re
 from typing import Any
 
-from ..errors import MessageError
-from ._target import NAMESPACE_KEY, native_tool
+from ...errors import MessageError
+from ..tools import NAMESPACE_KEY, native_tool
 
 __all__ = [
     "encode_tool_choice",

@@ -19,17 +19,19 @@ data), ``_anthropic_tools`` (schemas, ids, tool_choice), ``_anthropic_convert``
 
 from __future__ import annotations
 
-from ..messages import apply_cache_layout
-from ._anthropic_decode_request import auth_token, decode_request
-from ._anthropic_models import family_for, normalize_model_id
-from ._anthropic_request import (
+from ...messages import apply_cache_layout
+from ._decode_request import auth_token, decode_request
+from ._models import family_for, normalize_model_id
+from .encode import StreamEncoder, encode_response
+from .errors import decode_error
+from .request import (
     MAX_BREAKPOINTS,
     encode_request,
     limit_cache_breakpoints,
     supports_mid_system,
 )
-from ._anthropic_response import decode_error, decode_response, encode_response, usage_from
-from ._anthropic_stream import StreamDecoder, StreamEncoder
+from .response import decode_response, usage_from
+from .stream import StreamDecoder
 
 __all__ = [
     "MAX_BREAKPOINTS",
