@@ -264,9 +264,12 @@ def _thinking(body: dict[str, Any], req: Request) -> None:
         req["thinking"] = None
 
 
-def decode_request(body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None) -> Request:
+def decode_request(body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None, *,
+                   issuer: str | None = None) -> Request:
     """A front door's Anthropic request -> Request. Wrong JSON types anywhere become a
-    MessageError naming what was wrong, never a bare TypeError."""
+    MessageError naming what was wrong, never a bare TypeError. ``issuer`` is accepted as
+    every codec's is, and ignored: the thinking blocks a client sends back are signed by
+    Anthropic (or sealed by the gateway, which opens them itself)."""
     data = load_json(body, "Anthropic request")
     try:
         return _decode(data, headers)

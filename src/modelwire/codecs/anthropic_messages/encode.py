@@ -60,7 +60,9 @@ class _HeldCall:
 class StreamEncoder:
     """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
 
-    def __init__(self, *, model: str, id: str | None = None, request: dict[str, Any] | None = None) -> None:
+    def __init__(self, *, model: str, id: str | None = None, request: dict[str, Any] | None = None,
+                 created: int | None = None) -> None:
+        # ``created``: accepted as every codec's is, and ignored (no timestamp in this stream)
         self._dumps = orjson.dumps
         self.model = model
         self.id = id or "msg_modelwire"
@@ -324,11 +326,13 @@ def _answer_blocks(msg: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any]
 
 
 def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
-                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
+                    created: int | None = None, id: str | None = None,
+                    model: str | None = None) -> dict[str, Any]:
     """A Completion as Anthropic's non-stream response body, its blocks in the order the
     upstream gave them (``block_order``; by default thinking, server tools, text, tools).
     ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
-    model the client asked for); by default the completion's."""
+    model the client asked for); by default the completion's. ``created`` is accepted as
+    every codec's is, and ignored: Anthropic's message has no timestamp."""
     msg = completion.message
     content, citations, thought = _answer_blocks(msg)  # type: ignore[arg-type]
     if "block_order" not in msg:

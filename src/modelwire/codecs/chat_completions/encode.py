@@ -40,10 +40,10 @@ class StreamEncoder:
     ``data: [DONE]``. ``created`` comes from the caller: codecs have no clock."""
 
     def __init__(self, *, model: str, id: str | None = None, request: Request | None = None,
-                 created: int = 0) -> None:
+                 created: int | None = None) -> None:
         self.model = model
         self.id = id or "chatcmpl-" + hashlib.sha256(model.encode()).hexdigest()[:24]
-        self.created = created
+        self.created = created or 0
         options = ((request or {}).get("metadata") or {}).get("stream_options") or {}
         self._include_usage = request is None or bool(options.get("include_usage"))
         self._started = False

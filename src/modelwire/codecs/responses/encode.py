@@ -74,14 +74,14 @@ class StreamEncoder:
     """Normalized events -> ``/responses`` SSE bytes, as OpenAI sends them."""
 
     def __init__(
-        self, *, model: str, id: str | None = None, request: Request | None = None, created_at: int = 0
+        self, *, model: str, id: str | None = None, request: Request | None = None, created: int | None = None
     ) -> None:
         self.model = model
         # an id of our own only when the caller has none: random, since clients key
         # on it and a deterministic one would repeat across requests
         self.id = id or "resp_" + secrets.token_hex(24)
         self.request = request
-        self.created_at = created_at
+        self.created_at = created or 0  # the request's time: codecs have no clock
         self._seq = 0
         self._frames: dict[tuple[str, int, int], tuple[bytes, bytes] | None] = {}
         self._started = False
@@ -459,13 +459,14 @@ def response_object(
 
 
 def encode_response(
-    completion: Completion, request: Request | None = None, *, created_at: int = 0,
+    completion: Completion, request: Request | None = None, *, created: int | None = None,
     id: str | None = None, model: str | None = None,
 ) -> dict[str, Any]:
     """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns, its
     items in the turn's order (``block_order``).
     ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
-    model the client asked for; item ids derive from ``id``); by default the completion's."""
+    model the client asked for; item ids derive from ``id``); by default the completion's.
+    ``created``: the answer's ``created_at`` (epoch seconds; 0 when not given)."""
     if id:
         rid = id
     elif completion.id.startswith("resp"):
@@ -492,7 +493,7 @@ def encode_response(
     output = _in_order(msg, reasoning, passthrough, message, _call_items(msg, request, rid))
     status, reason = _status_of(completion.finish_reason)
     return response_object(
-        id=rid, model=model or completion.model, status=status, request=request, created_at=created_at,
+        id=rid, model=model or completion.model, status=status, request=request, created_at=created or 0,
         output=output, usage=usage_out(completion.usage), incomplete_reason=reason,
     )
 

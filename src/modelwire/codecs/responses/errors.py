@@ -93,7 +93,7 @@ def error_from_payload(
     )
 
 
-def decode_error(status: int, headers: Mapping[str, str], body: bytes | dict[str, Any] | str | None) -> ProviderError:
+def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | dict[str, Any] | str | None) -> ProviderError:
     """An HTTP error answer from a Responses endpoint -> :class:`ProviderError`."""
     parsed: Any = body
     if isinstance(body, (bytes, bytearray, str)):
