@@ -153,7 +153,7 @@ def encode_tools(
 
 def encode_tool_choice(choice: Any, parallel: bool | None) -> dict[str, Any] | None:
     """OpenAI tool_choice -> Anthropic. ``None`` return means: send no tool_choice.
-    ``"none"`` only reaches here when the history holds tool blocks (see _anthropic_request)."""
+    ``"none"`` only reaches here when the history holds tool blocks (see ``request``)."""
     tc: dict[str, Any] | None
     if choice is None:
         tc = {"type": "auto"} if parallel is not None else None

@@ -1,12 +1,13 @@
 """The OpenAI Responses API codec (``POST /responses``), sans-IO.
 
-Public surface, as every codec: :func:`encode_request`, :func:`decode_request`,
-:func:`encode_response`, :func:`decode_response`, :func:`decode_error`,
-:class:`StreamDecoder`, :class:`StreamEncoder`. The work lives in private modules:
-``_responses_request`` (internal request -> body: input items, tools, settings),
-``_responses_decode`` (a front door's body -> internal request),
-``_responses_response`` (output items, usage, finish reasons, errors),
-``_responses_stream`` (SSE -> events) and ``_responses_encoder`` (events -> SSE).
+Public surface, as every codec (:class:`~modelwire.codecs.base.Codec`):
+:func:`encode_request`, :func:`decode_request`, :func:`encode_response`,
+:func:`decode_response`, :func:`decode_error`, :class:`StreamDecoder`,
+:class:`StreamEncoder`. The files, as every codec's: ``request`` (internal request ->
+body: input items, tools, settings; the front door's direction in ``_decode_request``),
+``response`` (output items, usage, finish reasons -> Completion), ``stream`` (SSE ->
+events), ``encode`` (``response`` objects and SSE for a gateway's answers), ``errors``;
+helpers ``_namespaces``, ``_shell``, ``_hosted``.
 
 Reasoning blocks decoded here carry the issuer ``"openai"`` unless the caller
 passes the profile's own (``"azure"``, ``"deepseek"``, ``"openrouter"``...):

@@ -137,7 +137,7 @@ def _parse(body: bytes | dict[str, Any]) -> dict[str, Any]:
 
 class _Tools:
     """The request's tools as internal specs, namespace members flattened in place (see
-    :mod:`._responses_namespaces`), with the names of the custom ones."""
+    ``_namespaces``), with the names of the custom ones."""
 
     def __init__(self, value: Any) -> None:
         self.specs: list[ToolSpec] | None = None

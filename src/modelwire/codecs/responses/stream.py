@@ -20,7 +20,7 @@ Quirks it absorbs, each seen in real traffic:
 * OpenAI nests a mid-stream ``error`` event's fields under ``error`` while the
   reference documents them flat (openai-dotnet#881): both shapes are read.
 
-The other direction is :class:`~modelwire.codecs._responses_encoder.StreamEncoder`.
+The other direction is :class:`~modelwire.codecs.responses.encode.StreamEncoder`.
 """
 
 from __future__ import annotations
