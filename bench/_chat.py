@@ -15,7 +15,11 @@ import orjson
 
 from modelwire.accumulate import Accumulator
 from modelwire.codecs.chat_completions import StreamDecoder
-from modelwire.codecs.sse import SSEDecoder
+
+try:
+    from modelwire.codecs.sse import SSEDecoder
+except ImportError:  # codecs.py --other-src: a checkout from before the codecs' subpackages
+    from modelwire.codecs._sse import SSEDecoder  # type: ignore[no-redef]
 
 
 def build_stream(n: int = 2000) -> bytes:
