@@ -22,11 +22,12 @@ from .tools import FOR_PROTOCOL
 
 __all__ = ["CODECS", "FOR_PROTOCOL", "Codec", "EncodedRequest", "Target", "codec_for"]
 
-CODECS: Mapping[ApiMode, Codec] = MappingProxyType({
+_BY_MODE: dict[ApiMode, Codec] = {  # a type checker checks each module against Codec here
     "chat_completions": chat_completions,
     "anthropic_messages": anthropic_messages,
     "responses": responses,
-})
+}
+CODECS: Mapping[ApiMode, Codec] = MappingProxyType(_BY_MODE)
 
 
 def codec_for(api_mode: str) -> Codec:

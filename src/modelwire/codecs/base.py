@@ -72,11 +72,16 @@ class StreamDecoder(Protocol):
     ignored and counted in ``unknown_events``.
     """
 
-    model: str
-    id: str
-    unknown_events: int
+    @property
+    def model(self) -> str: ...
 
-    def feed(self, chunk: bytes) -> list[StreamEvent]:
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def unknown_events(self) -> int: ...
+
+    def feed(self, chunk: bytes, /) -> list[StreamEvent]:
         """The events completed by ``chunk``."""
         ...
 
@@ -105,7 +110,7 @@ class StreamEncoder(Protocol):
     never looks finished); the Responses encoder ends with ``response.failed``.
     """
 
-    def feed(self, event: StreamEvent) -> bytes:
+    def feed(self, event: StreamEvent, /) -> bytes:
         """The bytes ``event`` adds to the stream (may be empty)."""
         ...
 
@@ -139,7 +144,10 @@ class Codec(Protocol):
     ``Finish.stop_sequence`` and ``Completion.stop_sequence``.
     """
 
-    STOP_SEQUENCES: bool
+    @property
+    def STOP_SEQUENCES(self) -> bool:
+        """Whether the protocol takes stop sequences."""
+        ...
 
     @property
     def StreamDecoder(self) -> StreamDecoderFactory:
@@ -174,7 +182,7 @@ class Codec(Protocol):
         """
         ...
 
-    def decode_request(self, body: bytes | Mapping[str, Any], headers: Mapping[str, str] | None = None,
+    def decode_request(self, body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None,
                        *, issuer: str | None = None) -> Request:
         """What a gateway front door receives -> the internal request.
 
@@ -207,7 +215,7 @@ class Codec(Protocol):
         """
         ...
 
-    def decode_response(self, body: bytes | Mapping[str, Any], *, issuer: str | None = None) -> Completion:
+    def decode_response(self, body: bytes | dict[str, Any], *, issuer: str | None = None) -> Completion:
         """An upstream's non-stream body -> :class:`~modelwire.completion.Completion`.
 
         ``provider`` is left ``""`` (the Client fills it); reasoning blocks are tagged
@@ -217,7 +225,7 @@ class Codec(Protocol):
         ...
 
     def decode_error(self, status: int, headers: Mapping[str, str] | None,
-                     body: bytes | Mapping[str, Any] | str | None) -> ProviderError:
+                     body: bytes | dict[str, Any] | str | None) -> ProviderError:
         """An HTTP error answer -> the most specific
         :class:`~modelwire.errors.ProviderError`.
 

@@ -30,6 +30,7 @@ from ...events import (
     ToolCallStart,
     UsageEvent,
 )
+from ...types import Request
 from ..sse import TEXT_MARK, split_at_text_mark
 from ..stream_failure import FailureKind, failure_kind
 from .response import (
@@ -60,7 +61,7 @@ class _HeldCall:
 class StreamEncoder:
     """Normalized events -> Anthropic SSE bytes, as the real API frames them."""
 
-    def __init__(self, *, model: str, id: str | None = None, request: dict[str, Any] | None = None,
+    def __init__(self, *, model: str, id: str | None = None, request: Request | None = None,
                  created: int | None = None) -> None:
         # ``created``: accepted as every codec's is, and ignored (no timestamp in this stream)
         self._dumps = orjson.dumps
@@ -325,7 +326,7 @@ def _answer_blocks(msg: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any]
     return content, citations, thought
 
 
-def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
+def encode_response(completion: Completion, request: Request | None = None, *,
                     created: int | None = None, id: str | None = None,
                     model: str | None = None) -> dict[str, Any]:
     """A Completion as Anthropic's non-stream response body, its blocks in the order the

@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import orjson
 
 from ...errors import MessageError
+from ...types import Request
 from ...wire import EncodedRequest, Target, auth_headers
 from ..tools import allowed_only
 from ._convert import ConvertContext, encode_conversation, is_strict_version
@@ -299,11 +300,11 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     return body
 
 
-def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
+def encode_request(request: Request, target: Target) -> EncodedRequest:
     profile = target.profile
     betas: list[str] = list(profile.anthropic_betas)
     try:
-        body = _body(request, target, betas)
+        body = _body(cast(dict[str, Any], request), target, betas)  # read as plain JSON
     except (TypeError, AttributeError, KeyError) as exc:
         # wrong types in the caller's request: one seam, a MessageError naming it
         raise MessageError(f"malformed request for Anthropic: {type(exc).__name__}: {exc}") from exc
