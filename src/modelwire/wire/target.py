@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .profile import ProviderProfile
+
+if TYPE_CHECKING:  # the caller's cache: only its type is named here, never imported
+    from ..codecs.cache import EncodeCache
 
 __all__ = ["EncodedRequest", "Target", "auth_headers"]
 
@@ -14,7 +18,9 @@ class Target:
     """One upstream: the provider profile, the model id sent upstream, and a credential.
 
     ``api_key`` is the secret to send (``None``: no auth header). ``base_url``
-    overrides the profile's. ``headers`` are extra headers sent as they are.
+    overrides the profile's. ``headers`` are extra headers sent as they are. ``cache``:
+    the caller's :class:`~modelwire.codecs.cache.EncodeCache`, where an encoder keeps
+    what repeats across turns (converted tool schemas); the output is the same without.
     """
 
     profile: ProviderProfile
@@ -22,6 +28,7 @@ class Target:
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    cache: EncodeCache | None = field(default=None, repr=False, compare=False)
 
     def auth_headers(self) -> dict[str, str]:
         return auth_headers(self.profile, self.api_key)
