@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelwire.codecs._sse import SSEDecoder, SSEEvent, encode_event
+from modelwire.codecs.sse import SSEDecoder, SSEEvent, encode_event
 from modelwire.errors import ProtocolError
 
 

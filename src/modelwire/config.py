@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
 from .types import JSONValue
+from .wire.api import API_MODES
 
 __all__ = [
     "API_MODES",
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
-API_MODES = ("chat_completions", "anthropic_messages", "responses")
 AUTH_STYLES = ("bearer", "x-api-key", "api-key", "none")
 STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
 MIB = 1024 * 1024

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, NoReturn
 
-from ..codecs._target import Target, protocol_name
 from ..completion import PRIMARY_COOLING, Attempt, Completion
 from ..errors import (
     CredentialError,
@@ -30,6 +29,7 @@ from ..messages import prepare_conversation
 from ..messages.stops import StopDecoder, cut_completion, stop_list
 from ..resilience import Failure, LadderState, StickyStart, classify, decide
 from ..transport import Timeouts
+from ..wire import API_MODES, Target, protocol_name
 from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
 from ._creds import Held
 
@@ -68,7 +68,6 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
     "chat_completions": frozenset({"web_search_options"}),
 }
 
-_APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
 _OFF = frozenset({"none", "off"})  # thinking levels that turn thinking off
 
 # Seconds the async Client's calls in this task spent on their own work (preparing and
@@ -107,8 +106,8 @@ class Turn:
         self.options = options
         if options.speed not in (None, "fast", "standard"):
             raise MessageError(f"speed must be 'fast' or 'standard', got {options.speed!r}")
-        if options.extra_api is not None and options.extra_api not in _APIS:
-            raise MessageError(f"extra_api must be one of {', '.join(sorted(_APIS))}, got {options.extra_api!r}")
+        if options.extra_api is not None and options.extra_api not in API_MODES:
+            raise MessageError(f"extra_api must be one of {', '.join(API_MODES)}, got {options.extra_api!r}")
         self.want_stream = stream
         # stop sequences the Client applies itself where an endpoint has none
         self.stops = stop_list(options.stop) if options.stop is not None else ()

@@ -95,10 +95,8 @@ class Gateway:
         """Build each configured model's client and load the codecs at startup, so the
         first requests do not pay for imports and tables (and startup's objects can be
         frozen). A model that cannot be built now still gets its error per request."""
-        from ..codecs import codec_for
+        from .. import codecs  # noqa: F401 - importing it loads every codec (CODECS)
 
-        for door in ("chat_completions", "anthropic_messages", "responses"):
-            codec_for(door)
         for name in self.models.names:
             try:
                 self.client(name)

@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 
 import orjson
 
-from ..blockorder import order_field
-from ..errors import MessageError, ProtocolError, UnsupportedContentError
-from ..types import BlockKind, Effort, Message, Request, ToolSpec
-from ._responses_namespaces import NAMESPACE_KEY, call_name, flat_name
-from ._responses_shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
+from ...blockorder import order_field
+from ...errors import MessageError, ProtocolError, UnsupportedContentError
+from ...types import BlockKind, Effort, Message, Request, ToolSpec
+from ._namespaces import NAMESPACE_KEY, call_name, flat_name
+from ._shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
 __all__ = ["custom_input", "custom_input_schema", "custom_names", "decode_input", "decode_request", "reasoning_texts"]
 
@@ -137,7 +137,7 @@ def _parse(body: bytes | dict[str, Any]) -> dict[str, Any]:
 
 class _Tools:
     """The request's tools as internal specs, namespace members flattened in place (see
-    :mod:`._responses_namespaces`), with the names of the custom ones."""
+    ``_namespaces``), with the names of the custom ones."""
 
     def __init__(self, value: Any) -> None:
         self.specs: list[ToolSpec] | None = None

@@ -20,7 +20,7 @@ Quirks it absorbs, each seen in real traffic:
 * OpenAI nests a mid-stream ``error`` event's fields under ``error`` while the
   reference documents them flat (openai-dotnet#881): both shapes are read.
 
-The other direction is :class:`~modelwire.codecs._responses_encoder.StreamEncoder`.
+The other direction is :class:`~modelwire.codecs.responses.encode.StreamEncoder`.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 
 import orjson
 
-from ..accumulate import Accumulator
-from ..completion import Completion
-from ..errors import ProtocolError, ProviderError
-from ..events import (
+from ...accumulate import Accumulator
+from ...completion import Completion
+from ...errors import ProtocolError, ProviderError
+from ...events import (
     Annotation,
     Passthrough,
     ReasoningBlock,
@@ -47,19 +47,19 @@ from ..events import (
     ToolCallStart,
     UsageEvent,
 )
-from ._responses_decode import reasoning_texts
-from ._responses_namespaces import call_name
-from ._responses_response import (
+from ..sse import SSEDecoder, SSEEvent
+from ._decode_request import reasoning_texts
+from ._namespaces import call_name
+from .errors import error_from_payload
+from .response import (
     DEFAULT_ISSUER,
     REASONING_SEPARATOR,
     annotation_in,
-    error_from_payload,
     finish_of,
     output_events,
     part_annotations,
     usage_in,
 )
-from ._sse import SSEDecoder, SSEEvent
 
 __all__ = ["StreamDecoder"]
 

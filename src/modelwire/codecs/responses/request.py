@@ -31,14 +31,17 @@ from typing import Any
 
 import orjson
 
-from ..blockorder import ordered_items
-from ..errors import MessageError, UnsupportedContentError
-from ..types import Message, Request
-from ._responses_decode import no_logprobs
-from ._responses_namespaces import namespaced_calls, regroup, spec_table
-from ._target import EncodedRequest, Target, auth_headers, native_tool, unique_tools
+from ...blockorder import ordered_items
+from ...errors import MessageError, UnsupportedContentError
+from ...types import Message, Request
+from ...wire import EncodedRequest, Target, auth_headers
+from ..tools import native_tool, unique_tools
 
-__all__ = ["encode_input", "encode_request", "request_fields"]
+# the other direction (what a front door receives) has its own module; both are "the request"
+from ._decode_request import decode_request, no_logprobs
+from ._namespaces import namespaced_calls, regroup, spec_table
+
+__all__ = ["decode_request", "encode_input", "encode_request", "request_fields"]
 
 log = logging.getLogger("modelwire.codecs.responses")
 

@@ -7,22 +7,11 @@ from typing import Any
 
 import orjson
 
-from ..blockorder import ordered_items
-from ..completion import Completion
-from ..errors import (
-    AuthenticationError,
-    BadRequestError,
-    BillingError,
-    ContextLengthError,
-    ModelNotFoundError,
-    OverloadedError,
-    PermissionDeniedError,
+from ...completion import Completion
+from ...errors import (
     ProtocolError,
-    ProviderError,
-    RateLimitError,
-    ServerError,
 )
-from ..events import (
+from ...events import (
     Annotation,
     Finish,
     Passthrough,
@@ -34,16 +23,14 @@ from ..events import (
     ToolCallEnd,
     ToolCallStart,
 )
-from ..types import FinishReason, Usage
+from ...types import FinishReason, Usage
+from .errors import error_from
 
 __all__ = [
     "DEFAULT_ISSUER",
     "STOP_REASONS",
     "block_events",
-    "decode_error",
     "decode_response",
-    "encode_response",
-    "error_from",
     "finish_reason",
     "load_json",
     "native_usage",
@@ -154,69 +141,6 @@ def native_usage(usage: Usage | None) -> dict[str, Any]:
     }
 
 
-# -------------------------------------------------------------------- errors
-_ERROR_TYPES: dict[str, type[ProviderError]] = {
-    "authentication_error": AuthenticationError,
-    "permission_error": PermissionDeniedError,
-    "billing_error": BillingError,
-    "rate_limit_error": RateLimitError,
-    "overloaded_error": OverloadedError,
-    "api_error": ServerError,
-    "timeout_error": ServerError,
-    "request_too_large": BadRequestError,
-    "invalid_request_error": BadRequestError,
-}
-_BY_STATUS: dict[int, type[ProviderError]] = {
-    401: AuthenticationError, 402: BillingError, 403: PermissionDeniedError,
-    404: ModelNotFoundError, 429: RateLimitError, 529: OverloadedError,
-}
-
-
-def error_from(
-    etype: str, message: str, *, status: int | None = None, headers: Mapping[str, str] | None = None,
-    body: Any = None, request_id: str | None = None,
-) -> ProviderError:
-    cls = _ERROR_TYPES.get(etype)
-    if etype == "not_found_error":
-        # Anthropic answers 404 not_found_error "model: <id>" for an unknown model
-        cls = ModelNotFoundError if "model" in message.lower() else BadRequestError
-    if cls is BadRequestError and "prompt is too long" in message.lower():
-        cls = ContextLengthError  # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum"
-    if cls is None:
-        cls = _BY_STATUS.get(status or 0) or (ServerError if (status or 0) >= 500 else BadRequestError)
-    hdrs = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-    retry_after = None
-    if hdrs or body is not None:
-        from ..resilience.retry_after import retry_after_seconds
-
-        retry_after = retry_after_seconds(hdrs, body)
-    return cls(
-        message or etype or f"HTTP {status}",
-        status=status,
-        headers=hdrs,
-        body=body,
-        code=etype or None,
-        request_id=request_id or hdrs.get("request-id") or hdrs.get("x-request-id"),
-        retry_after=retry_after,
-    )
-
-
-def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | dict | str | None) -> ProviderError:
-    parsed: Any = body
-    if isinstance(body, (bytes, str)):
-        try:
-            parsed = orjson.loads(body) if body else None
-        except orjson.JSONDecodeError:
-            parsed = body.decode(errors="replace") if isinstance(body, bytes) else body
-    err = parsed.get("error") if isinstance(parsed, dict) else None
-    if isinstance(err, dict):
-        etype, message = str(err.get("type") or ""), str(err.get("message") or "")
-    else:
-        etype, message = "", (parsed if isinstance(parsed, str) else "")[:500]
-    rid = parsed.get("request_id") if isinstance(parsed, dict) else None
-    return error_from(etype, message, status=status, headers=headers, body=parsed, request_id=rid)
-
-
 # ------------------------------------------------------------- non-stream body
 def block_events(block: dict[str, Any], index: int, issuer: str, offset: int = 0) -> list[StreamEvent]:
     """The events one finished content block stands for (shared with the stream decoder
@@ -258,8 +182,8 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
 
 
 def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Completion:
-    from ..accumulate import Accumulator
-    from ..events import UsageEvent
+    from ...accumulate import Accumulator
+    from ...events import UsageEvent
 
     data = load_json(body, "Anthropic response")
     if data.get("type") == "error":  # an error body behind a 200 (proxies do this)
@@ -292,76 +216,3 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     return replace(result, raw=data)
 
 
-def _answer_tool_use(call: dict[str, Any]) -> dict[str, Any]:
-    fn = call.get("function") or {}
-    try:
-        args = orjson.loads(fn.get("arguments") or "{}")
-    except orjson.JSONDecodeError:
-        args = {}
-    return {"type": "tool_use", "id": call.get("id") or "", "name": fn.get("name") or "",
-            "input": args if isinstance(args, dict) else {}}
-
-
-def _answer_blocks(msg: dict[str, Any]) -> tuple[list[dict[str, Any]], list[Any], bool]:
-    """The answer's blocks in the turn's order, the citations to put on its text, and
-    whether any native thinking block was among them."""
-    content: list[dict[str, Any]] = []
-    citations: list[Any] = []
-    thought = False
-    for kind, item in ordered_items(msg):
-        if kind == "reasoning":
-            block = item.get("block") or {}
-            if block.get("type") in THINKING_TYPES and item.get("issuer") == DEFAULT_ISSUER:
-                content.append(block)
-                thought = True
-        elif kind == "passthrough":
-            block = item.get("block") or {}
-            if block.get("type") == "citations":
-                citations.extend(block.get("citations") or [])
-            elif block:
-                content.append(block)
-        elif kind == "text":
-            text = item if isinstance(item, str) else (item.get("text", "") if item.get("type") == "text" else "")
-            if text:
-                content.append({"type": "text", "text": text})
-        else:
-            content.append(_answer_tool_use(item))
-    return content, citations, thought
-
-
-def encode_response(completion: Completion, request: dict[str, Any] | None = None, *,
-                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
-    """A Completion as Anthropic's non-stream response body, its blocks in the order the
-    upstream gave them (``block_order``; by default thinking, server tools, text, tools).
-    ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
-    model the client asked for); by default the completion's."""
-    msg = completion.message
-    content, citations, thought = _answer_blocks(msg)  # type: ignore[arg-type]
-    if "block_order" not in msg:
-        # the default grouping: the text parts are one text block, as before
-        texts = [i for i, b in enumerate(content) if b.get("type") == "text" and set(b) == {"type", "text"}]
-        if len(texts) > 1:
-            joined = {"type": "text", "text": "".join(content[i]["text"] for i in texts)}
-            content = [b for i, b in enumerate(content) if i not in texts[1:]]
-            content[texts[0]] = joined
-    if citations:
-        for b in content:
-            if b.get("type") == "text":
-                b["citations"] = citations
-                break
-    if not thought and msg.get("reasoning_content"):
-        # foreign reasoning: shown as thinking with no signature (the gateway seals it
-        # where it can; an unsigned block coming back is dropped, never trusted)
-        content.insert(0, {"type": "thinking", "thinking": msg["reasoning_content"], "signature": ""})
-    stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
-                                completion.stop_sequence)
-    return {
-        "id": id or completion.id or "msg_modelwire",
-        "type": "message",
-        "role": "assistant",
-        "model": model or completion.model or (request or {}).get("model", ""),
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": matched,
-        "usage": native_usage(completion.usage),
-    }

@@ -8,9 +8,9 @@ from typing import Any
 
 import orjson
 
-from ..accumulate import Accumulator
-from ..errors import ProtocolError, ServerError
-from ..events import (
+from ...accumulate import Accumulator
+from ...errors import ProtocolError, ServerError
+from ...events import (
     Annotation,
     Finish,
     ReasoningBlock,
@@ -24,11 +24,11 @@ from ..events import (
     ToolCallStart,
     UsageEvent,
 )
-from ..messages import ThinkTagSplitter
-from ._chat_common import DEFAULT_ISSUER, finish_reason, usage_from_wire
-from ._chat_messages import SYNTHETIC_REASONING, gemini_block
-from ._chat_response import stream_error
-from ._sse import SSEDecoder, SSEEvent
+from ...messages import ThinkTagSplitter
+from ..sse import SSEDecoder, SSEEvent
+from ._common import DEFAULT_ISSUER, finish_reason, usage_from_wire
+from ._messages import SYNTHETIC_REASONING, gemini_block
+from .errors import stream_error
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 

@@ -20,10 +20,11 @@ joined by ``index``), also tagged with the issuer.
 
 from __future__ import annotations
 
-from ._chat_encoder import StreamEncoder
-from ._chat_request import decode_request, encode_request, openai_effort
-from ._chat_response import decode_error, decode_response, encode_response
-from ._chat_stream import StreamDecoder
+from .encode import StreamEncoder, encode_response
+from .errors import decode_error
+from .request import decode_request, encode_request, openai_effort
+from .response import decode_response
+from .stream import StreamDecoder
 
 __all__ = [
     "STOP_SEQUENCES",

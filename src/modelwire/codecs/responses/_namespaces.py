@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._target import NAMESPACE_KEY
+from ..tools import NAMESPACE_KEY
 
 __all__ = ["MAX_TOOL_NAME", "NAMESPACE_KEY", "call_name", "flat_name", "namespace_table", "namespaced_calls",
            "regroup", "spec_table", "split_name"]

@@ -1,6 +1,6 @@
 """Anthropic Messages codec (``api_mode="anthropic_messages"``), sans-IO, both directions.
 
-Public surface (see docs/contracts.md):
+Public surface (:class:`~modelwire.codecs.base.Codec`, plus what this protocol adds):
 
 * :func:`encode_request` (Request + Target -> EncodedRequest), :func:`decode_request`
   (a front door's body + headers -> Request);
@@ -11,25 +11,29 @@ Public surface (see docs/contracts.md):
   last block and keeps at most 4 marks in all (:func:`limit_cache_breakpoints`);
 * :func:`auth_token`: the caller key from ``x-api-key`` or ``Authorization: Bearer``.
 
-The implementation lives in private modules: ``_anthropic_models`` (model families as
-data), ``_anthropic_tools`` (schemas, ids, tool_choice), ``_anthropic_convert``
-(messages), ``_anthropic_request`` (body, headers, betas), ``_anthropic_decode_request``,
-``_anthropic_response`` (usage, stop reasons, errors, bodies) and ``_anthropic_stream``.
+The files, as every codec's: ``request`` (body, headers, betas; the front door's
+direction in ``_decode_request``), ``response`` (usage, stop reasons, bodies ->
+Completion), ``stream`` (SSE -> events), ``encode`` (bodies and SSE for a gateway's
+answers), ``errors``; helpers ``_models`` (model families as data), ``_tools`` (schemas,
+ids, tool_choice) and ``_convert`` (messages).
 """
 
 from __future__ import annotations
 
-from ..messages import apply_cache_layout
-from ._anthropic_decode_request import auth_token, decode_request
-from ._anthropic_models import family_for, normalize_model_id
-from ._anthropic_request import (
+from ...messages import apply_cache_layout
+from ._decode_request import auth_token
+from ._models import family_for, normalize_model_id
+from .encode import StreamEncoder, encode_response
+from .errors import decode_error
+from .request import (
     MAX_BREAKPOINTS,
+    decode_request,
     encode_request,
     limit_cache_breakpoints,
     supports_mid_system,
 )
-from ._anthropic_response import decode_error, decode_response, encode_response, usage_from
-from ._anthropic_stream import StreamDecoder, StreamEncoder
+from .response import decode_response, usage_from
+from .stream import StreamDecoder
 
 __all__ = [
     "MAX_BREAKPOINTS",

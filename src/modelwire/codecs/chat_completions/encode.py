@@ -1,14 +1,17 @@
-"""Chat Completions streams, encoding: :class:`StreamEncoder` (events -> the SSE
-OpenAI sends)."""
+"""Chat Completions as a gateway answers: :func:`encode_response` (the ``chat.completion``
+body) and :class:`StreamEncoder` (events -> the SSE OpenAI sends)."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from ..events import (
+from ...blockorder import joined_text_order
+from ...completion import Completion
+from ...events import (
     Annotation,
     Finish,
     ReasoningBlock,
@@ -21,10 +24,12 @@ from ..events import (
     ToolCallStart,
     UsageEvent,
 )
-from ..types import Request
-from ._chat_common import usage_to_wire
-from ._sse import TEXT_MARK, split_at_text_mark
-from ._stream_failure import FailureKind, failure_kind
+from ...types import Request
+from ..sse import TEXT_MARK, split_at_text_mark
+from ..stream_failure import FailureKind, failure_kind
+from ._common import MAPPING, usage_to_wire
+
+__all__ = ["StreamEncoder", "encode_message", "encode_response", "tagged_details"]
 
 
 class StreamEncoder:
@@ -35,10 +40,10 @@ class StreamEncoder:
     ``data: [DONE]``. ``created`` comes from the caller: codecs have no clock."""
 
     def __init__(self, *, model: str, id: str | None = None, request: Request | None = None,
-                 created: int = 0) -> None:
+                 created: int | None = None) -> None:
         self.model = model
         self.id = id or "chatcmpl-" + hashlib.sha256(model.encode()).hexdigest()[:24]
-        self.created = created
+        self.created = created or 0
         options = ((request or {}).get("metadata") or {}).get("stream_options") or {}
         self._include_usage = request is None or bool(options.get("include_usage"))
         self._started = False
@@ -140,3 +145,70 @@ _ERROR_TYPES: dict[FailureKind, str] = {
     "request": "invalid_request_error",
 }
 
+
+# ------------------------------------------------------------------------ encode
+def encode_response(completion: Completion, request: Any = None, *, created: int | None = None,
+                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
+    """The ``chat.completion`` body OpenAI would send for ``completion``.
+
+    ``created`` (epoch seconds) comes from the caller: codecs have no clock. It
+    defaults to the upstream's own ``created`` when known, else 0. ``id`` and ``model``:
+    the answer's own (a gateway mints one per answer and names the model the client
+    asked for); by default the completion's.
+    """
+    raw = completion.raw or {}
+    if created is None:
+        created = raw.get("created") if isinstance(raw.get("created"), int) else 0
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": encode_message(completion.message),
+        "logprobs": None,
+        "finish_reason": completion.finish_reason,
+    }
+    return {
+        "id": id or completion.id or _default_id(completion.model, completion.message),
+        "object": "chat.completion",
+        "created": created,
+        "model": model or completion.model,
+        "choices": [choice],
+        "usage": usage_to_wire(completion.usage),
+    }
+
+
+def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """Our assistant message -> the wire. ``reasoning_details`` entries go out in
+    our ``{"issuer", "block"}`` form: a client that echoes them back (through
+    the gateway's Chat Completions door) hands each block back with its issuer,
+    so every upstream gets its own reasoning again and nobody else's."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, MAPPING) and p.get("type") == "text")
+    out: dict[str, Any] = {"role": "assistant", "content": content, "refusal": message.get("refusal")}
+    if isinstance(message.get("reasoning_content"), str):
+        out["reasoning_content"] = message["reasoning_content"]
+    details = tagged_details(message.get("reasoning_details"))
+    if details:
+        out["reasoning_details"] = details
+    calls = message.get("tool_calls")
+    if calls:
+        out["tool_calls"] = [{k: v for k, v in c.items() if k in ("id", "type", "function")} for c in calls]
+    if message.get("annotations"):
+        out["annotations"] = list(message["annotations"])
+    order = joined_text_order(message) if "block_order" in message else None
+    if order is not None:
+        # modelwire's extension, like reasoning_details: a client that echoes the message
+        # gives an Anthropic or Responses upstream its interleaved turn back in order
+        out["block_order"] = order
+    return out
+
+
+def tagged_details(details: Any) -> list[dict[str, Any]]:
+    if not isinstance(details, list):
+        return []
+    return [{"issuer": d.get("issuer") or "", "block": d["block"]} for d in details
+            if isinstance(d, MAPPING) and isinstance(d.get("block"), MAPPING)]
+
+
+def _default_id(model: str, message: Mapping[str, Any]) -> str:
+    seed = orjson.dumps({"model": model, "message": message}, default=str, option=orjson.OPT_SORT_KEYS)
+    return "chatcmpl-" + hashlib.sha256(seed).hexdigest()[:24]

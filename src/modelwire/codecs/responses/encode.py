@@ -1,4 +1,7 @@
-"""Normalized events -> ``/responses`` SSE, as OpenAI sends them (sans-IO).
+"""The Responses API as a gateway answers: ``response`` objects and their SSE (sans-IO).
+
+:func:`encode_response` writes a Completion as a ``response`` object; :class:`StreamEncoder`
+turns normalized events into ``/responses`` SSE, as OpenAI sends them.
 
 The official SDK's ``responses.stream()`` accumulator checks what this writes:
 ``response.created`` first, one ``response.id`` throughout, every content event
@@ -11,12 +14,15 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from ..errors import ModelwireError
-from ..events import (
+from ...blockorder import ordered_items
+from ...completion import Completion
+from ...errors import ModelwireError
+from ...events import (
     Annotation,
     Finish,
     Passthrough,
@@ -31,26 +37,18 @@ from ..events import (
     ToolCallStart,
     UsageEvent,
 )
-from ..types import Request, Usage
-from ._responses_decode import custom_input, custom_names
-from ._responses_hosted import output_item
-from ._responses_namespaces import namespace_table
-from ._responses_response import (
-    REASONING_SEPARATOR,
-    annotation_out,
-    custom_call_item,
-    function_call_item,
-    message_item,
-    mint_id,
-    output_text_part,
-    response_object,
-    usage_out,
-)
-from ._responses_shell import is_shell_call, shell_call_item
-from ._sse import TEXT_MARK, split_at_text_mark
-from ._stream_failure import failure_kind
+from ...types import FinishReason, Request, Usage
+from ..sse import TEXT_MARK, split_at_text_mark
+from ..stream_failure import failure_kind
+from ._decode_request import custom_input, custom_names
+from ._hosted import output_item
+from ._namespaces import namespace_table, split_name
+from ._shell import is_shell_call, shell_call_item
+from .request import request_fields
+from .response import REASONING_SEPARATOR, annotation_out, mint_id, usage_out
 
-__all__ = ["StreamEncoder"]
+__all__ = ["StreamEncoder", "custom_call_item", "encode_response", "function_call_item", "message_item",
+           "output_text_part", "response_object"]
 
 log = logging.getLogger("modelwire.codecs.responses")
 
@@ -76,14 +74,14 @@ class StreamEncoder:
     """Normalized events -> ``/responses`` SSE bytes, as OpenAI sends them."""
 
     def __init__(
-        self, *, model: str, id: str | None = None, request: Request | None = None, created_at: int = 0
+        self, *, model: str, id: str | None = None, request: Request | None = None, created: int | None = None
     ) -> None:
         self.model = model
         # an id of our own only when the caller has none: random, since clients key
         # on it and a deterministic one would repeat across requests
         self.id = id or "resp_" + secrets.token_hex(24)
         self.request = request
-        self.created_at = created_at
+        self.created_at = created or 0  # the request's time: codecs have no clock
         self._seq = 0
         self._frames: dict[tuple[str, int, int], tuple[bytes, bytes] | None] = {}
         self._started = False
@@ -415,3 +413,198 @@ class StreamEncoder:
         self._emit(out, "response.failed", response=self._response(
             "failed", error={"code": code, "message": error.message}))
         self._ended = True
+
+
+# ================================================================ encode
+def response_object(
+    *,
+    id: str,
+    model: str,
+    status: str,
+    request: Request | None,
+    created_at: int = 0,
+    output: list[dict[str, Any]] | None = None,
+    usage: dict[str, Any] | None = None,
+    incomplete_reason: str | None = None,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``response`` object with the fields the API always sends, echoing the request."""
+    settings = request_fields(request, model=model) if request else {"model": model}
+    reasoning = settings.get("reasoning") or {"effort": None, "summary": None}
+    return {
+        "id": id,
+        "object": "response",
+        "created_at": created_at,
+        "status": status,
+        "background": False,
+        "error": error,
+        "incomplete_details": {"reason": incomplete_reason} if incomplete_reason else None,
+        "instructions": settings.get("instructions"),
+        "max_output_tokens": settings.get("max_output_tokens"),
+        "model": model,
+        "output": output if output is not None else [],
+        "parallel_tool_calls": settings.get("parallel_tool_calls", True),
+        "previous_response_id": None,
+        "reasoning": reasoning,
+        "store": False,
+        "temperature": settings.get("temperature", 1.0),
+        "text": settings.get("text") or {"format": {"type": "text"}},
+        "tool_choice": settings.get("tool_choice", "auto"),
+        "tools": settings.get("tools", []),
+        "top_p": settings.get("top_p", 1.0),
+        "truncation": "disabled",
+        "usage": usage,
+        "metadata": {},
+    }
+
+
+def encode_response(
+    completion: Completion, request: Request | None = None, *, created: int | None = None,
+    id: str | None = None, model: str | None = None,
+) -> dict[str, Any]:
+    """A :class:`Completion` -> the ``response`` object ``POST /responses`` returns, its
+    items in the turn's order (``block_order``).
+    ``id`` and ``model``: the answer's own (a gateway mints one per answer and names the
+    model the client asked for; item ids derive from ``id``); by default the completion's.
+    ``created``: the answer's ``created_at`` (epoch seconds; 0 when not given)."""
+    if id:
+        rid = id
+    elif completion.id.startswith("resp"):
+        rid = completion.id
+    elif completion.id:  # another protocol's id (chatcmpl-..., msg_...): a stable Responses-style one
+        rid = mint_id("resp", completion.id, completion.model)
+    else:
+        rid = "resp_" + secrets.token_hex(24)
+    msg = completion.message
+    reasoning = [_with_id(block, "rs", rid, n) for n, block in enumerate(_reasoning_items(msg))]
+    passthrough: list[dict[str, Any] | None] = []
+    for n, entry in enumerate(msg.get("passthrough") or ()):
+        block = entry.get("block") if isinstance(entry, dict) else None
+        item = output_item(block) if isinstance(block, dict) else None
+        passthrough.append(_with_id(item, "item", rid, n) if item is not None else None)
+    text = completion.text
+    refusal = msg.get("refusal")
+    message = None
+    if text or refusal or not msg.get("tool_calls"):
+        message = message_item(mint_id("msg", rid, 0), text, refusal, "completed")
+        notes = [a for a in map(annotation_out, msg.get("annotations") or ()) if a is not None]
+        if notes and message["content"][0]["type"] == "output_text":
+            message["content"][0]["annotations"] = notes
+    output = _in_order(msg, reasoning, passthrough, message, _call_items(msg, request, rid))
+    status, reason = _status_of(completion.finish_reason)
+    return response_object(
+        id=rid, model=model or completion.model, status=status, request=request, created_at=created or 0,
+        output=output, usage=usage_out(completion.usage), incomplete_reason=reason,
+    )
+
+
+def _call_items(msg: Mapping[str, Any], request: Request | None, rid: str) -> list[dict[str, Any]]:
+    custom = custom_names(request)
+    table = namespace_table(request)
+    calls = []
+    for n, call in enumerate(msg.get("tool_calls") or ()):
+        fn = call.get("function") or {}
+        name = fn.get("name", "")
+        if is_shell_call(name, request):  # the client offered its local shell: run there
+            calls.append(shell_call_item(mint_id("lsh", rid, n), call.get("id", ""), fn.get("arguments", ""),
+                                         "completed"))
+        elif name in custom:  # the client declared it a custom tool: its call is one too
+            calls.append(custom_call_item(mint_id("ctc", rid, n), call.get("id", ""), name,
+                                          custom_input(fn.get("arguments", "")), "completed", table))
+        else:
+            calls.append(function_call_item(
+                mint_id("fc", rid, n), call.get("id", ""), name, fn.get("arguments", ""), "completed", table))
+    return calls
+
+
+def _in_order(msg: Mapping[str, Any], reasoning: list[dict[str, Any]], passthrough: list[Any],
+              message: dict[str, Any] | None, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The output items in the turn's order (``block_order``: each reasoning item before
+    the call it led to); by default reasoning, hosted calls, the message, the calls."""
+    default = [*reasoning, *(p for p in passthrough if p is not None), *([message] if message else []), *calls]
+    order = msg.get("block_order")
+    details = msg.get("reasoning_details") or ()
+    if not isinstance(order, list) or len(reasoning) != len(details) or "block_order" not in msg:
+        return default  # no order, or reasoning shown from text only: the default grouping
+    out: list[dict[str, Any]] = []
+    taken = {"reasoning": 0, "passthrough": 0, "tool_call": 0}
+    for kind, _ in ordered_items(msg):
+        if kind == "text":
+            if message is not None and message not in out:
+                out.append(message)
+            continue
+        if kind == "tool_call" and message is not None and message not in out and "text" not in order:
+            out.append(message)  # a refusal or empty message: before the calls, as by default
+        source = {"reasoning": reasoning, "passthrough": passthrough, "tool_call": calls}[kind]
+        item = source[taken[kind]] if taken[kind] < len(source) else None
+        taken[kind] += 1
+        if item is not None:
+            out.append(item)
+    if message is not None and message not in out:
+        out.append(message)
+    return out if len(out) == len(default) else default
+
+
+def _status_of(reason: FinishReason) -> tuple[str, str | None]:
+    if reason == "length":
+        return "incomplete", "max_output_tokens"
+    if reason == "content_filter":
+        return "incomplete", "content_filter"
+    return "completed", None
+
+
+def _reasoning_items(msg: Mapping[str, Any]) -> list[dict[str, Any]]:
+    items = [
+        d["block"] for d in msg.get("reasoning_details") or ()
+        if isinstance(d, dict) and isinstance(d.get("block"), dict) and d["block"].get("type") == "reasoning"
+    ]
+    if not items and msg.get("reasoning_content"):
+        # reasoning from a foreign issuer: shown as a summary, no encrypted_content
+        # (the gateway seals foreign blocks itself when it wants them replayed)
+        items = [{"type": "reasoning", "summary": [{"type": "summary_text", "text": msg["reasoning_content"]}]}]
+    return items
+
+
+def _with_id(block: dict[str, Any], prefix: str, rid: str, n: int) -> dict[str, Any]:
+    if block.get("id"):
+        return block
+    return {"id": mint_id(prefix, rid, n), **block}
+
+
+def message_item(item_id: str, text: str, refusal: str | None, status: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if text or not refusal:
+        content.append(output_text_part(text))
+    if refusal:
+        content.append({"type": "refusal", "refusal": refusal})
+    return {"id": item_id, "type": "message", "status": status, "content": content, "role": "assistant"}
+
+
+def output_text_part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+
+
+def custom_call_item(item_id: str, call_id: str, name: str, text: str, status: str,
+                     namespaces: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """A ``custom_tool_call`` item; ``namespaces``: the request's table, which splits a
+    flat name back into ``namespace`` and ``name``."""
+    item = {"id": item_id, "type": "custom_tool_call", "status": status, "call_id": call_id, "name": name,
+            "input": text}
+    return _namespaced(item, namespaces)
+
+
+def function_call_item(item_id: str, call_id: str, name: str, arguments: str, status: str,
+                       namespaces: Mapping[str, tuple[str, str]] | None = None) -> dict[str, Any]:
+    """A ``function_call`` item; ``namespaces`` as for :func:`custom_call_item`."""
+    item = {
+        "id": item_id, "type": "function_call", "status": status,
+        "arguments": arguments, "call_id": call_id, "name": name,
+    }
+    return _namespaced(item, namespaces)
+
+
+def _namespaced(item: dict[str, Any], namespaces: Mapping[str, tuple[str, str]] | None) -> dict[str, Any]:
+    space, name = split_name(item["name"], namespaces or {})
+    if space is not None:
+        item["name"], item["namespace"] = name, space
+    return item

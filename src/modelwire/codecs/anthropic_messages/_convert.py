@@ -30,9 +30,9 @@ from typing import Any
 
 import orjson
 
-from ..blockorder import ordered_items
-from ..errors import MessageError, UnsupportedContentError
-from ._anthropic_tools import sanitize_tool_id
+from ...blockorder import ordered_items
+from ...errors import MessageError, UnsupportedContentError
+from ._tools import sanitize_tool_id
 
 __all__ = ["ConvertContext", "encode_conversation", "is_strict_version", "parse_data_url"]
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 
-from ..blockorder import order_field
-from ..errors import MessageError, UnsupportedContentError
-from ..types import BlockKind, Request
-from ._anthropic_response import DEFAULT_ISSUER, load_json
+from ...blockorder import order_field
+from ...errors import MessageError, UnsupportedContentError
+from ...types import BlockKind, Request
+from .response import DEFAULT_ISSUER, load_json
 
 __all__ = ["SUPPORTED_VERSIONS", "auth_token", "decode_request"]
 
@@ -264,9 +264,12 @@ def _thinking(body: dict[str, Any], req: Request) -> None:
         req["thinking"] = None
 
 
-def decode_request(body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None) -> Request:
+def decode_request(body: bytes | dict[str, Any], headers: Mapping[str, str] | None = None, *,
+                   issuer: str | None = None) -> Request:
     """A front door's Anthropic request -> Request. Wrong JSON types anywhere become a
-    MessageError naming what was wrong, never a bare TypeError."""
+    MessageError naming what was wrong, never a bare TypeError. ``issuer`` is accepted as
+    every codec's is, and ignored: the thinking blocks a client sends back are signed by
+    Anthropic (or sealed by the gateway, which opens them itself)."""
     data = load_json(body, "Anthropic request")
     try:
         return _decode(data, headers)

@@ -8,9 +8,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import MessageError
-from ._target import NAMESPACE_KEY, native_tool
-from .cache import EncodeCache
+from ...errors import MessageError
+from ..cache import EncodeCache
+from ..tools import NAMESPACE_KEY, native_tool
 
 __all__ = [
     "encode_tool_choice",
@@ -167,7 +167,7 @@ def encode_tools(
 
 def encode_tool_choice(choice: Any, parallel: bool | None) -> dict[str, Any] | None:
     """OpenAI tool_choice -> Anthropic. ``None`` return means: send no tool_choice.
-    ``"none"`` only reaches here when the history holds tool blocks (see _anthropic_request)."""
+    ``"none"`` only reaches here when the history holds tool blocks (see ``request``)."""
     tc: dict[str, Any] | None
     if choice is None:
         tc = {"type": "auto"} if parallel is not None else None

@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from ..errors import MessageError, UnsupportedContentError
-from ..providers.profile import ProviderProfile
+from ...errors import MessageError, UnsupportedContentError
+from ...wire import ProviderProfile
 
 # Keys of our internal assistant message that no Chat Completions server takes
 # as they are: reasoning goes out per the profile's echo policy; passthrough

@@ -1,6 +1,6 @@
 """``encode_request`` for Anthropic Messages: the body, headers and path.
 
-Order of work: conversation (``_anthropic_convert``), tools and tool_choice, thinking
+Order of work: conversation (``_convert``), tools and tool_choice, thinking
 from an effort level (per model family), sampling parameters (per family and API
 version), max_tokens, structured output, betas, cache breakpoint budget, prefill check,
 then ``profile.patch_body``, then ``request["extra"]`` merged last.
@@ -11,18 +11,23 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import orjson
 
-from ..errors import MessageError
-from ._anthropic_convert import ConvertContext, encode_conversation, is_strict_version
-from ._anthropic_models import NON_CLAUDE, ModelFamily, family_for
-from ._anthropic_tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
-from ._target import EncodedRequest, Target, allowed_only, auth_headers
+from ...errors import MessageError
+from ...types import Request
+from ...wire import EncodedRequest, Target, auth_headers
+from ..tools import allowed_only
+from ._convert import ConvertContext, encode_conversation, is_strict_version
 
-__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
+# the other direction (what a front door receives) has its own module; both are "the request"
+from ._decode_request import decode_request
+from ._models import NON_CLAUDE, ModelFamily, family_for
+from ._tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
+
+__all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "decode_request", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
 
 log = logging.getLogger("modelwire.codecs.anthropic")
 
@@ -295,11 +300,11 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     return body
 
 
-def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
+def encode_request(request: Request, target: Target) -> EncodedRequest:
     profile = target.profile
     betas: list[str] = list(profile.anthropic_betas)
     try:
-        body = _body(request, target, betas)
+        body = _body(cast(dict[str, Any], request), target, betas)  # read as plain JSON
     except (TypeError, AttributeError, KeyError, ValueError) as exc:
         # wrong types in the caller's request: one seam, a MessageError naming it
         raise MessageError(f"malformed request for Anthropic: {type(exc).__name__}: {exc}") from exc

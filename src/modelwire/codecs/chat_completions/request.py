@@ -8,12 +8,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import MessageError, ProtocolError, UnsupportedContentError
-from ..providers.profile import ProviderProfile
-from ..types import Effort, Request
-from ._chat_common import DEFAULT_ISSUER, MAPPING, dumps, loads
-from ._chat_messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
-from ._target import NAMESPACE_KEY, EncodedRequest, Target, allowed_only, auth_headers, native_tool
+from ...errors import MessageError, ProtocolError, UnsupportedContentError
+from ...types import Effort, Request
+from ...wire import EncodedRequest, ProviderProfile, Target, auth_headers
+from ..tools import NAMESPACE_KEY, allowed_only, native_tool
+from ._common import DEFAULT_ISSUER, MAPPING, dumps, loads
+from ._messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
 
 log = logging.getLogger("modelwire.codecs.chat_completions")
 

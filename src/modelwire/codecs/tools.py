@@ -1,82 +1,14 @@
-"""What a codec encodes for (:class:`Target`) and what it returns (:class:`EncodedRequest`)."""
+"""Tool pieces every codec shares: marks a front door puts on tools, native tools,
+``allowed_tools`` for endpoints without it, duplicate names."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .._slotinit import slot_init
 from ..errors import UnsupportedContentError
-from ..providers.profile import ProviderProfile
+from ..wire import protocol_name
 
-if TYPE_CHECKING:
-    from .cache import EncodeCache
-
-__all__ = ["EncodedRequest", "Target", "allowed_only", "auth_headers", "native_tool", "protocol_name",
-           "unique_tools"]
-
-
-@slot_init  # built for every request (the gateway's hot path)
-@dataclass(frozen=True, slots=True)
-class Target:
-    """One upstream: the provider profile, the model id sent upstream, and a credential.
-
-    ``api_key`` is the secret to send (``None``: no auth header). ``base_url``
-    overrides the profile's. ``headers`` are extra headers sent as they are. ``cache``:
-    the caller's :class:`~modelwire.codecs.cache.EncodeCache`, where an encoder keeps
-    what repeats across turns (converted tool schemas); the output is the same without.
-    """
-
-    profile: ProviderProfile
-    model: str
-    api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    cache: EncodeCache | None = field(default=None, repr=False, compare=False)
-
-    def auth_headers(self) -> dict[str, str]:
-        return auth_headers(self.profile, self.api_key)
-
-
-def auth_headers(profile: ProviderProfile, api_key: str | None) -> dict[str, str]:
-    """The header that carries ``api_key`` in ``profile``'s style (none without a key)."""
-    if not api_key:
-        return {}
-    style = profile.auth_style
-    if style == "bearer":
-        return {"authorization": f"Bearer {api_key}"}
-    if style == "x-api-key":
-        return {"x-api-key": api_key}
-    if style == "api-key":
-        return {"api-key": api_key}
-    return {}
-
-
-@slot_init
-@dataclass(frozen=True, slots=True)
-class EncodedRequest:
-    """An HTTP request, ready for a transport: ``path`` is relative to the base URL."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-    def __repr__(self) -> str:  # never show auth headers
-        shown = {k: ("<redacted>" if k in _SECRET_HEADERS else v) for k, v in self.headers.items()}
-        return f"EncodedRequest({self.method} {self.path}, headers={shown}, {len(self.body)} bytes)"
-
-
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie"})
-
-
-_PROTOCOL_NAMES = {"chat_completions": "Chat Completions", "anthropic_messages": "Anthropic Messages",
-                   "responses": "the Responses API"}
-
-
-def protocol_name(api: str) -> str:
-    """``chat_completions`` -> ``Chat Completions``, for messages a person reads."""
-    return _PROTOCOL_NAMES.get(api, api)
+__all__ = ["FOR_PROTOCOL", "NAMESPACE_KEY", "allowed_only", "native_tool", "unique_tools"]
 
 
 # marks a tool a front door's caller put in the upstream's own terms (the gateway's

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import (
+from ...errors import (
     AuthenticationError,
     BadRequestError,
     BillingError,
@@ -25,7 +25,7 @@ from ..errors import (
     RateLimitError,
     ServerError,
 )
-from ..types import FinishReason, Usage
+from ...types import FinishReason, Usage
 
 # isinstance(x, MAPPING) answers for a dict without the ABC machinery (a Python-level
 # __instancecheck__ call per check: a dozen per request on the gateway's path)

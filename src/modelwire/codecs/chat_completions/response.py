@@ -1,36 +1,28 @@
-"""Chat Completions non-stream responses and error bodies, both directions."""
+"""Chat Completions non-stream responses: an upstream's body -> :class:`~modelwire.Completion`."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from ..accumulate import deterministic_tool_call_id
-from ..blockorder import joined_text_order
-from ..completion import Completion
-from ..errors import ProtocolError, ProviderError
-from ..messages import split_think_tags
-from ..types import AssistantMessage, empty_usage
-from ._chat_common import (
+from ...accumulate import deterministic_tool_call_id
+from ...completion import Completion
+from ...errors import ProtocolError
+from ...messages import split_think_tags
+from ...types import AssistantMessage, empty_usage
+from ._common import (
     DEFAULT_ISSUER,
     MAPPING,
-    error_class,
-    error_code,
-    error_message,
     finish_reason,
     loads,
-    parse_error_body,
-    status_in_error,
     usage_from_wire,
-    usage_to_wire,
 )
-from ._chat_messages import SYNTHETIC_REASONING, gemini_block, wrap_details
+from ._messages import SYNTHETIC_REASONING, gemini_block, wrap_details
+from .errors import decode_error
 
 
-# ------------------------------------------------------------------------ decode
 def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None = None) -> Completion:
     parsed = isinstance(body, (bytes, bytearray, str))
     data = loads(body, "response body") if parsed else body
@@ -165,103 +157,3 @@ def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return out, signatures
 
 
-# ------------------------------------------------------------------------ encode
-def encode_response(completion: Completion, request: Any = None, *, created: int | None = None,
-                    id: str | None = None, model: str | None = None) -> dict[str, Any]:
-    """The ``chat.completion`` body OpenAI would send for ``completion``.
-
-    ``created`` (epoch seconds) comes from the caller: codecs have no clock. It
-    defaults to the upstream's own ``created`` when known, else 0. ``id`` and ``model``:
-    the answer's own (a gateway mints one per answer and names the model the client
-    asked for); by default the completion's.
-    """
-    raw = completion.raw or {}
-    if created is None:
-        created = raw.get("created") if isinstance(raw.get("created"), int) else 0
-    choice: dict[str, Any] = {
-        "index": 0,
-        "message": encode_message(completion.message),
-        "logprobs": None,
-        "finish_reason": completion.finish_reason,
-    }
-    return {
-        "id": id or completion.id or _default_id(completion.model, completion.message),
-        "object": "chat.completion",
-        "created": created,
-        "model": model or completion.model,
-        "choices": [choice],
-        "usage": usage_to_wire(completion.usage),
-    }
-
-
-def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """Our assistant message -> the wire. ``reasoning_details`` entries go out in
-    our ``{"issuer", "block"}`` form: a client that echoes them back (through
-    the gateway's Chat Completions door) hands each block back with its issuer,
-    so every upstream gets its own reasoning again and nobody else's."""
-    content = message.get("content")
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") for p in content if isinstance(p, MAPPING) and p.get("type") == "text")
-    out: dict[str, Any] = {"role": "assistant", "content": content, "refusal": message.get("refusal")}
-    if isinstance(message.get("reasoning_content"), str):
-        out["reasoning_content"] = message["reasoning_content"]
-    details = tagged_details(message.get("reasoning_details"))
-    if details:
-        out["reasoning_details"] = details
-    calls = message.get("tool_calls")
-    if calls:
-        out["tool_calls"] = [{k: v for k, v in c.items() if k in ("id", "type", "function")} for c in calls]
-    if message.get("annotations"):
-        out["annotations"] = list(message["annotations"])
-    order = joined_text_order(message) if "block_order" in message else None
-    if order is not None:
-        # modelwire's extension, like reasoning_details: a client that echoes the message
-        # gives an Anthropic or Responses upstream its interleaved turn back in order
-        out["block_order"] = order
-    return out
-
-
-def tagged_details(details: Any) -> list[dict[str, Any]]:
-    if not isinstance(details, list):
-        return []
-    return [{"issuer": d.get("issuer") or "", "block": d["block"]} for d in details
-            if isinstance(d, MAPPING) and isinstance(d.get("block"), MAPPING)]
-
-
-def _default_id(model: str, message: Mapping[str, Any]) -> str:
-    seed = orjson.dumps({"model": model, "message": message}, default=str, option=orjson.OPT_SORT_KEYS)
-    return "chatcmpl-" + hashlib.sha256(seed).hexdigest()[:24]
-
-
-# ------------------------------------------------------------------------ errors
-def decode_error(status: int, headers: Mapping[str, str] | None,
-                 body: bytes | dict | list | str | None) -> ProviderError:
-    """An error response -> the most specific :class:`ProviderError`."""
-    parsed, err = parse_error_body(body)
-    code, type_ = error_code(err)
-    if status == 200:
-        status = status_in_error(err) or status
-    cls = error_class(status if status != 200 else None, code, type_)
-    hdrs = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-    from ..resilience.retry_after import retry_after_seconds
-
-    return cls(
-        error_message(err),
-        status=status if status != 200 else None,
-        request_id=hdrs.get("x-request-id") or hdrs.get("request-id"),
-        retry_after=retry_after_seconds(hdrs, parsed),
-        headers=hdrs,
-        body=parsed,
-        code=code or type_ or (str(err["code"]) if isinstance(err.get("code"), int) else None),
-    )
-
-
-def stream_error(err: Any, chunk: Any) -> ProviderError:
-    """An ``{"error": ...}`` inside a 200 stream (Groq ``tool_use_failed``,
-    OpenRouter mid-stream failures)."""
-    inner = err if isinstance(err, MAPPING) else {"message": str(err)}
-    status = status_in_error(inner)
-    code, type_ = error_code(inner)
-    return error_class(status, code, type_)(
-        error_message(inner), status=status, body=chunk, code=code or type_,
-    )
