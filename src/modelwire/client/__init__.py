@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ..embeddings import Embeddings
     from ..events import StreamEvent
     from ..model import Model
+    from ..observe import Observer
     from ..providers.embedding import EmbeddingEncoding, InputType
     from ..resilience import RetryPolicy, Skipped
     from ..transport import AsyncTransport, SyncTransport, Timeouts
@@ -80,6 +81,7 @@ class _Base:
         clock: Callable[[], float] | None = None,
         strict_fallbacks: bool = True,
         prices: Mapping[str, Any] | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
@@ -95,6 +97,8 @@ class _Base:
         # (imports, caches, the HTTP stack's first use) runs now, offline; only the
         # connection itself is left for it (`import modelwire` itself stays light)
         self._warm()
+        # reports begin with the caller's first call (the warm-up's offline passes are not calls)
+        self._settings.observer = observer
 
     def _warm(self) -> None:
         _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))

@@ -120,6 +120,7 @@ class Settings:
         self._sticky: StickyFallback | None = None
 
         self.pools = pools
+        self.observer: Any = None  # Client(observer=...): see modelwire.observe
         # settings a model answered 400 to ("does not take"), by endpoint name: later calls
         # leave them out from the start instead of paying the 400 again
         self.refused: dict[str, set[str]] = {}

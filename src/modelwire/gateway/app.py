@@ -77,6 +77,9 @@ class Gateway:
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
         self.streams: set[Any] = set()  # tasks serving a stream right now
         self._loop: Any = None
+        self.observe = _observer(config, gw, env, self.credential_states)  # None: metrics and traces off
+        self.metrics_keys = GatewayKeys.from_env(
+            getattr(getattr(gw, "metrics", None), "keys_env", None) or "MODELWIRE_METRICS_KEYS", env)
 
     def warm_up(self) -> None:
         """Build each configured model's client and load the codecs at startup, so the
@@ -135,7 +138,9 @@ class Gateway:
         if client is None:
             from ..client import AsyncClient
 
-            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
+            observer = self.observe.client_observer if self.observe is not None else None
+            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry,
+                                 observer=observer)
             self._clients.put(slot, client)
         return client
 
@@ -198,10 +203,57 @@ class Gateway:
             "limits": self.limits.as_dict(),
         }
 
+    def credential_states(self) -> list[tuple[str, str, int]]:
+        """``(provider, state, count)`` over the pools opened so far (``/metrics``)."""
+        counts: dict[tuple[str, str], int] = {}
+        seen: set[int] = set()
+        for client in list(self._clients.values()):
+            settings = getattr(client, "_settings", None)
+            for ep in list(getattr(settings, "_endpoints", {}).values()):
+                pool = getattr(getattr(ep, "creds", None), "_pool", None)
+                if pool is None or id(pool) in seen:
+                    continue
+                seen.add(id(pool))
+                now = pool.clock.time()
+                for cred in pool.credentials():
+                    key = (ep.profile.name, cred.effective_status(now))
+                    counts[key] = counts.get(key, 0) + 1
+        return [(provider, state, n) for (provider, state), n in sorted(counts.items())]
+
+    def metrics_reply(self, headers: Any) -> Any:
+        """``GET /metrics``: the exposition text, for a scraper holding a metrics key
+        (``gateway.metrics.keys_env``; unset: the gateway's own keys)."""
+        from .asgi import Reply
+
+        if self.observe is None or self.observe.metrics is None:
+            return Reply(404, b'{"error": "metrics are off (gateway.metrics.enabled)"}')
+        keys = self.metrics_keys if self.metrics_keys.required else self.keys
+        try:
+            keys.check(headers)
+        except GatewayError as exc:
+            return _error_response(exc.http, "chat_completions", _request_id())
+        from ..observe.metrics import CONTENT_TYPE
+
+        return Reply(200, self.observe.metrics.render(), content_type=CONTENT_TYPE)
+
     async def aclose(self) -> None:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        if self.observe is not None:
+            self.observe.close()
+
+
+def _observer(config: Any, gw: Any, env: Any, credentials: Any) -> Any:
+    """Metrics and traces, as ``gateway.metrics`` and ``gateway.tracing`` say (``None``:
+    both off). ``modelwire serve`` says where it binds in MODELWIRE_SERVE_HOST."""
+    from ..observe.gateway import GatewayObserver
+    from .auth import is_loopback
+
+    keys_env = getattr(getattr(gw, "metrics", None), "keys_env", None) or "MODELWIRE_METRICS_KEYS"
+    return GatewayObserver.from_config(
+        config, loopback=is_loopback(env.get("MODELWIRE_SERVE_HOST") or "127.0.0.1"),
+        metrics_keys=GatewayKeys.from_env(keys_env, env).keys, credentials=credentials)
 
 
 def _configured_names(config: Any) -> frozenset[str]:
@@ -376,6 +428,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     async def health(request: Any) -> Any:
         return Reply(200, orjson.dumps(gateway.health()))
 
+    async def metrics(request: Any) -> Any:
+        return gateway.metrics_reply(request.headers)
+
     # Claude Code sends HEAD / before its first request; a 404 there reads as "not a
     # gateway". No auth and nothing secret: the name, the version and the doors.
     from .. import __version__
@@ -397,6 +452,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         # ids may hold a slash (provider/model): the path converter takes the rest
         Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),
+        Route("/metrics", Endpoint(metrics), methods=["GET"]),
         Route("/", Endpoint(root), methods=["GET", "HEAD"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
