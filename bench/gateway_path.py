@@ -54,6 +54,7 @@ EVENTS = stream_events(20)
 STREAM_WIRE = [(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n"
                 b"connection: keep-alive\r\n\r\n" % sum(map(len, EVENTS))) + EVENTS[0], b"".join(EVENTS[1:])]
 STREAM = False
+METRICS_OFF = ""  # --metrics off: ", metrics: {enabled: false}" in the gateway's config
 # what the openai Python SDK sends (its x-stainless-* set), in its order
 SDK_HEADERS = [
     ("host", "127.0.0.1:4000"), ("accept-encoding", "gzip, deflate"), ("connection", "keep-alive"),
@@ -180,7 +181,8 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     # the base URL is never connected to: the stand-in transport answers
     cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, base_url: 'http://127.0.0.1:9/v1'}\n"
                    "  emu-lane: {provider: openai, model: emulator-1, base_url: 'http://127.0.0.1:9/v1', "
-                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\ngateway: {access_log: false}\n")
+                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\n"
+                   f"gateway: {{access_log: false{METRICS_OFF}}}\n")
     app = create_app(load_config(str(cfg)))
     config = uvicorn.Config(app, http=GatewayHTTP, lifespan="on", log_level="critical", proxy_headers=False)
     config.load()
@@ -335,12 +337,30 @@ def main() -> int:
     ap.add_argument("--cold", action="store_true",
                     help="with --instructions: count the cache lines each request brings in from memory "
                          "when it starts with none of them cached (callgrind's cache simulation)")
+    ap.add_argument("--metrics", choices=("on", "off", "legacy"), default="on",
+                    help="the gateway's Prometheus metrics (default on, as on loopback); a source "
+                         "tree from before metrics takes neither")
+    ap.add_argument("--other-src", metavar="DIR",
+                    help="first run the same measurement with the modelwire of DIR/src (an older "
+                         "checkout), for a side-by-side comparison")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cold and not args.instructions:
         ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
-    global STREAM
+    global STREAM, METRICS_OFF
     STREAM = args.stream
+    if args.metrics == "off":
+        METRICS_OFF = ", metrics: {enabled: false}"
+    if args.other_src:
+        import subprocess
+
+        skip = {"--other-src", args.other_src, "--metrics", args.metrics}
+        argv = [a for a in sys.argv[1:] if a not in skip and not a.startswith(("--other-src=", "--metrics="))]
+        argv += ["--metrics", "legacy"]  # the older tree's config has no gateway.metrics
+        env = {**os.environ, "PYTHONPATH": str(Path(args.other_src).resolve() / "src")}
+        print(f"== modelwire from {args.other_src}:", flush=True)
+        subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
+        print(f"== modelwire from {Path(__file__).resolve().parent.parent} (metrics {args.metrics}):", flush=True)
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
     os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
     os.environ["MODELWIRE_GATEWAY_KEYS"] = ""

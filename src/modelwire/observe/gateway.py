@@ -140,7 +140,7 @@ def _metrics(config: Any, *, explicit: bool | None) -> Any:
         provider, sep, model_id = name.partition("/")
         if sep and provider in CATALOG:
             served.add(model_id)
-    return Metrics(models=models, served_models=served, providers=CATALOG)
+    return Metrics(models=models, served_models=served, providers=CATALOG, call_durations=False)
 
 
 def _tracer(tracing: Any) -> tuple[Any, Any]:

@@ -50,7 +50,7 @@ class Metrics(BaseObserver):
 
     def __init__(self, *, registry: CollectorRegistry | None = None,
                  models: Iterable[str] | None = None, served_models: Iterable[str] | None = None,
-                 providers: Iterable[str] | None = None) -> None:
+                 providers: Iterable[str] | None = None, call_durations: bool = True) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.models = frozenset(models) if models is not None else None
         self.served_models = frozenset(served_models) if served_models is not None else None
@@ -95,6 +95,19 @@ class Metrics(BaseObserver):
         self.connections = Gauge("modelwire_open_connections", "Client connections open to the gateway",
                                  registry=r, multiprocess_mode="livesum")
         self._credentials: Callable[[], Iterable[tuple[str, str, int]]] | None = None
+        # the gateway leaves it out: its request histogram already times each call
+        self.call_durations = call_durations
+        # each metric's child per label values, as prometheus-client advises for labels used
+        # often (``labels()`` checks and locks on every call)
+        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
+
+    def child(self, metric: Any, *values: str) -> Any:
+        """``metric.labels(*values)``, made once."""
+        key = (metric, values)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*values)
+        return found
 
     # ------------------------------------------------------------- labels
     def model(self, name: str | None) -> str:
@@ -119,27 +132,29 @@ class Metrics(BaseObserver):
             return
         provider = self.provider(attempt.provider)
         if attempt.failure is not None:
-            self.failures.labels(provider, attempt.failure).inc()
+            self.child(self.failures, provider, attempt.failure).inc()
         if outcome == "retried":
-            self.retries.labels(self.model(attempt.model), provider).inc()
+            self.child(self.retries, self.model(attempt.model), provider).inc()
         elif outcome == "rotated":
-            self.rotations.labels(provider).inc()
+            self.child(self.rotations, provider).inc()
         elif outcome == "fell_back":
-            self.fallbacks.labels(self.model(attempt.model)).inc()
+            self.child(self.fallbacks, self.model(attempt.model)).inc()
 
     def call_ended(self, handle: Any, call: CallReport) -> None:
         model = self.model(call.model)
         provider = self.provider(call.provider)
-        self.calls.labels(model, provider, "error" if call.error_type else "ok").inc()
-        self.call_seconds.labels(model).observe((call.ended_ns - call.started_ns) / 1e9)
+        child = self.child
+        child(self.calls, model, provider, "error" if call.error_type else "ok").inc()
+        if self.call_durations:
+            child(self.call_seconds, model).observe((call.ended_ns - call.started_ns) / 1e9)
         usage = call.usage
         if usage:
             for kind, key in _TOKEN_KINDS:
                 count = usage.get(key)
                 if count:
-                    self.tokens.labels(model, provider, kind).inc(count)
+                    child(self.tokens, model, provider, kind).inc(count)
         if call.cost:
-            self.cost.labels(model, provider).inc(call.cost)
+            child(self.cost, model, provider).inc(call.cost)
 
     # ---------------------------------------------------- gateway requests
     def request(self, door: str, model: str | None, upstream: str | None, status: int, lane: bool,
@@ -147,14 +162,14 @@ class Metrics(BaseObserver):
         """One gateway request answered (``upstream``: ``provider/model-id``)."""
         provider, _, served = (upstream or "").partition("/") if upstream != _NONE else ("", "", "")
         model_label = self.model(model)
-        self.requests.labels(door, model_label, self.served(served), self.provider(provider),
-                             _STATUS_CLASS.get(status // 100, "5xx"),
-                             "passthrough" if lane else "translate").inc()
-        self.request_seconds.labels(door, model_label).observe(seconds)
+        child = self.child
+        child(self.requests, door, model_label, self.served(served), self.provider(provider),
+              _STATUS_CLASS.get(status // 100, "5xx"), "passthrough" if lane else "translate").inc()
+        child(self.request_seconds, door, model_label).observe(seconds)
         if overhead is not None:
-            self.overhead_seconds.labels(door).observe(overhead)
+            child(self.overhead_seconds, door).observe(overhead)
         if first_token is not None:
-            self.first_token_seconds.labels(door, model_label).observe(first_token)
+            child(self.first_token_seconds, door, model_label).observe(first_token)
 
     # ------------------------------------------------------------ scrape
     def watch_credentials(self, source: Callable[[], Iterable[tuple[str, str, int]]]) -> None:

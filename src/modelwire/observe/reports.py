@@ -1,7 +1,8 @@
 """What the Client tells an observer: one report per attempt and per call, and the
 :class:`Observer` Protocol that receives them.
 
-Reports carry facts only (names, outcomes, times, token counts, the error's class):
+Reports are named tuples: immutable, and cheap to make once per call and attempt.
+They carry facts only (names, outcomes, times, token counts, the error's class):
 never a credential's secret, and never message content (a tracer that records content
 reads it from :attr:`CallStart.messages` itself, and only when its user turned it on).
 """
@@ -9,14 +10,12 @@ reads it from :attr:`CallStart.messages` itself, and only when its user turned i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["AttemptReport", "BaseObserver", "CallReport", "CallStart", "Observer", "Observers"]
 
 
-@dataclass(frozen=True, slots=True)
-class CallStart:
+class CallStart(NamedTuple):
     """A ``complete``/``stream`` call begins. ``messages``: the prepared conversation,
     for observers that record content when asked to (the metrics never read it)."""
 
@@ -26,8 +25,7 @@ class CallStart:
     messages: Sequence[Any] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class AttemptReport:
+class AttemptReport(NamedTuple):
     """One try at one upstream, and the ladder's decision when it failed.
 
     ``outcome``: ``ok``, ``retried``, ``rotated`` (another credential), ``refreshed``
@@ -48,8 +46,7 @@ class AttemptReport:
     credential: str | None = None  # the credential's label, never its secret
 
 
-@dataclass(frozen=True, slots=True)
-class CallReport:
+class CallReport(NamedTuple):
     """A call ended: with a completion (``error_type`` None) or an error."""
 
     model: str
