@@ -49,6 +49,7 @@ def test_requests_are_counted_by_door_model_provider_status_and_lane(emulator_cl
     assert _value(s, "modelwire_time_to_first_token_seconds_count", door="chat_completions", model="m") == 1
     assert _value(s, "modelwire_gateway_overhead_seconds_count", door="chat_completions") == 2
     assert _value(s, "modelwire_tokens_total", model="m", provider="emulator", kind="input") > 0
+    assert "modelwire_calls_total" not in r.text  # the gateway's calls are its requests
     assert _value(s, "modelwire_open_streams") == 0  # the stream ended
     assert _value(s, "modelwire_open_connections") == 1  # the scrape's own
 

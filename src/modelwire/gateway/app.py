@@ -419,6 +419,8 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         import asyncio
 
         gateway._loop = asyncio.get_running_loop()
+        if gateway.observe is not None:
+            gateway.observe.start(gateway._loop)
         _chain_sigterm(gateway)
         gateway.warm_up()
         _freeze_startup_objects()

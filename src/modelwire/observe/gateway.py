@@ -12,7 +12,6 @@ last byte is out: the request counters and histograms, the span's end) and
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -101,19 +100,40 @@ class GatewayObserver:
 
     def stream_opened(self) -> None:
         if self.metrics is not None:
-            self.metrics.streams.inc()
+            self.metrics.gauge("modelwire_open_streams", 1)
 
     def stream_closed(self) -> None:
         if self.metrics is not None:
-            self.metrics.streams.dec()
+            self.metrics.gauge("modelwire_open_streams", -1)
+
+    def connection_opened(self) -> None:
+        self.metrics.gauge("modelwire_open_connections", 1)
+
+    def connection_closed(self) -> None:
+        self.metrics.gauge("modelwire_open_connections", -1)
+
+    def start(self, loop: Any) -> None:
+        """In a worker of ``--workers N``: write its counts for the others to read, every
+        second while they change."""
+        from .metrics import multiprocess_dir
+
+        if self.metrics is None or multiprocess_dir() is None:
+            return
+
+        def tick() -> None:
+            self.metrics.write()
+            self._timer = loop.call_later(1.0, tick)
+
+        self._timer = loop.call_later(1.0, tick)
 
     def close(self) -> None:
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            timer.cancel()
         if self.provider is not None:
             self.provider.shutdown()  # the batch of spans not yet exported goes out now
         if self.metrics is not None:
-            from .metrics import mark_worker_gone
-
-            mark_worker_gone(os.getpid())
+            self.metrics.write(final=True)
 
 
 def _metrics(config: Any, *, explicit: bool | None) -> Any:
@@ -140,7 +160,7 @@ def _metrics(config: Any, *, explicit: bool | None) -> Any:
         provider, sep, model_id = name.partition("/")
         if sep and provider in CATALOG:
             served.add(model_id)
-    return Metrics(models=models, served_models=served, providers=CATALOG, call_durations=False)
+    return Metrics(models=models, served_models=served, providers=CATALOG, calls=False)
 
 
 def _tracer(tracing: Any) -> tuple[Any, Any]:

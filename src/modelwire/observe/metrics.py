@@ -1,13 +1,13 @@
 """Prometheus metrics: :class:`Metrics`, an :class:`~modelwire.observe.Observer` for a
 Client and the gateway's recorder of requests (``/metrics``).
 
-Needs ``prometheus-client`` (``pip install 'modelwire[metrics]'``); imported only when
-metrics are on. Label values are bounded: a model name outside ``models`` (the
-gateway passes its configured names and aliases) and an upstream id outside
-``served_models`` count as ``other``, so no client can grow the series by inventing
-names. With ``PROMETHEUS_MULTIPROC_DIR`` set (``modelwire serve --workers N`` sets it
-to a directory of its own run), every worker writes its values there and a scrape of
-any worker reads the sum (prometheus-client's multiprocess mode).
+Needs ``prometheus-client`` (a dependency of modelwire), imported only when metrics are
+on. Label values are bounded: a model name outside ``models`` (the gateway passes its
+configured names and aliases) and an upstream id outside ``served_models`` count as
+``other``, so no client can grow the series by inventing names. With
+``PROMETHEUS_MULTIPROC_DIR`` set (``modelwire serve --workers N`` sets it to a directory
+of its own run, removed on exit), every worker writes its counts there and a scrape of
+any worker reads the sum (:mod:`.tally`).
 """
 
 from __future__ import annotations
@@ -16,104 +16,108 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from .reports import AttemptReport, BaseObserver, CallReport
+from .tally import Tally, observe, read_dir
 
-__all__ = ["CONTENT_TYPE", "Metrics", "multiprocess_dir"]
+__all__ = ["CONTENT_TYPE", "METRICS", "Metrics", "multiprocess_dir"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OTHER = "other"
 _NONE = "-"  # no provider or upstream model (the request failed before one was chosen)
 
 # seconds: from a fast cached answer to a long agent turn
-_LATENCY = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
-_OVERHEAD = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
+LATENCY = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+OVERHEAD = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 _TOKEN_KINDS = (("input", "prompt_tokens"), ("output", "completion_tokens"),
                 ("cache_read", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
                 ("reasoning", "reasoning_tokens"))
 _STATUS_CLASS = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 
+# name -> (kind, labels, help, buckets): every metric, as docs/guides/observability.md lists them
+METRICS: dict[str, tuple[str, tuple[str, ...], str, tuple[float, ...]]] = {
+    "modelwire_requests": ("counter", ("door", "model", "served_model", "provider", "status_class", "lane"),
+                           "Gateway requests answered, by door, model asked, model served, provider, "
+                           "status class and lane", ()),
+    "modelwire_request_duration_seconds": ("histogram", ("door", "model"),
+                                           "Gateway request time, to the answer's last byte", LATENCY),
+    "modelwire_time_to_first_token_seconds": ("histogram", ("door", "model"),
+                                              "Gateway streams: time to the first event", LATENCY),
+    "modelwire_gateway_overhead_seconds": ("histogram", ("door",),
+                                           "Time the gateway itself spent on a request "
+                                           "(x-modelwire-overhead-ms), not waiting on the upstream", OVERHEAD),
+    "modelwire_calls": ("counter", ("model", "provider", "result"),
+                        "Client calls (complete, stream), by model, provider and result (ok, error)", ()),
+    "modelwire_call_duration_seconds": ("histogram", ("model",),
+                                        "Client call time, every attempt and wait included", LATENCY),
+    "modelwire_tokens": ("counter", ("model", "provider", "kind"),
+                         "Tokens, by model, provider and kind (input, output, cache_read, cache_write, "
+                         "reasoning)", ()),
+    "modelwire_cost_usd": ("counter", ("model", "provider"), "Cost in USD of the answers whose price is known", ()),
+    "modelwire_upstream_failures": ("counter", ("provider", "kind"),
+                                    "Failed upstream attempts, by provider and classified kind", ()),
+    "modelwire_retries": ("counter", ("model", "provider"), "Attempts retried on the same model", ()),
+    "modelwire_rotations": ("counter", ("provider",), "Attempts retried with another credential", ()),
+    "modelwire_fallbacks": ("counter", ("model",), "Moves to the next model of the chain, by the model given up", ()),
+    "modelwire_open_streams": ("gauge", (), "Gateway answers streaming right now", ()),
+    "modelwire_open_connections": ("gauge", (), "Client connections open to the gateway", ()),
+}
+_CALLS = ("modelwire_calls", "modelwire_call_duration_seconds")
+_CREDENTIALS_HELP = "Credentials by provider and state (ok, cooling, dead), of the pools opened so far"
+
 
 def multiprocess_dir() -> str | None:
     """The multiprocess directory in force (``None``: one process)."""
-    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir")
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
 
 
 class Metrics(BaseObserver):
-    """The counters, in a registry of their own (``registry``) unless one is given.
+    """The counters of a Client (as its ``observer``) or of the gateway.
 
     ``models``: the model names allowed as label values (``None``: any, for a program's
     own Clients, whose names the program chose); ``served_models``: the upstream ids
-    allowed, likewise; ``providers``: the provider names allowed."""
+    allowed, likewise; ``providers``: the provider names allowed. ``registry``: a
+    prometheus-client registry to show them in too (``prometheus_client.REGISTRY``, for
+    ``start_http_server``); :meth:`render` gives the text either way."""
 
     def __init__(self, *, registry: CollectorRegistry | None = None,
                  models: Iterable[str] | None = None, served_models: Iterable[str] | None = None,
-                 providers: Iterable[str] | None = None, call_durations: bool = True) -> None:
-        self.registry = registry if registry is not None else CollectorRegistry()
+                 providers: Iterable[str] | None = None, calls: bool = True) -> None:
         self.models = frozenset(models) if models is not None else None
         self.served_models = frozenset(served_models) if served_models is not None else None
         self.providers = frozenset(providers) if providers is not None else None
-        r = self.registry
-        self.requests = Counter(
-            "modelwire_requests", "Gateway requests answered, by door, model asked, model served, "
-            "provider, status class and lane", ["door", "model", "served_model", "provider", "status_class",
-                                                "lane"], registry=r)
-        self.request_seconds = Histogram(
-            "modelwire_request_duration_seconds", "Gateway request time, to the answer's last byte",
-            ["door", "model"], buckets=_LATENCY, registry=r)
-        self.first_token_seconds = Histogram(
-            "modelwire_time_to_first_token_seconds", "Gateway streams: time to the first event",
-            ["door", "model"], buckets=_LATENCY, registry=r)
-        self.overhead_seconds = Histogram(
-            "modelwire_gateway_overhead_seconds", "Time the gateway itself spent on a request "
-            "(x-modelwire-overhead-ms), not waiting on the upstream", ["door"], buckets=_OVERHEAD, registry=r)
-        self.calls = Counter(
-            "modelwire_calls", "Client calls (complete, stream), by model, provider and result",
-            ["model", "provider", "result"], registry=r)
-        self.call_seconds = Histogram(
-            "modelwire_call_duration_seconds", "Client call time, every attempt and wait included",
-            ["model"], buckets=_LATENCY, registry=r)
-        self.tokens = Counter(
-            "modelwire_tokens", "Tokens, by model, provider and kind (input, output, cache_read, "
-            "cache_write, reasoning)", ["model", "provider", "kind"], registry=r)
-        self.cost = Counter(
-            "modelwire_cost_usd", "Cost in USD of the answers whose price is known",
-            ["model", "provider"], registry=r)
-        self.failures = Counter(
-            "modelwire_upstream_failures", "Failed upstream attempts, by provider and classified kind",
-            ["provider", "kind"], registry=r)
-        self.retries = Counter("modelwire_retries", "Attempts retried on the same model",
-                               ["model", "provider"], registry=r)
-        self.rotations = Counter("modelwire_rotations", "Attempts retried with another credential",
-                                 ["provider"], registry=r)
-        self.fallbacks = Counter("modelwire_fallbacks", "Moves to the next model of the chain, by "
-                                 "the model given up", ["model"], registry=r)
-        self.streams = Gauge("modelwire_open_streams", "Gateway answers streaming right now",
-                             registry=r, multiprocess_mode="livesum")
-        self.connections = Gauge("modelwire_open_connections", "Client connections open to the gateway",
-                                 registry=r, multiprocess_mode="livesum")
+        # modelwire_calls and its histogram; the gateway leaves them out (its requests are
+        # its calls: modelwire_requests and its histogram count and time them)
+        self.count_calls = calls
+        # label values already checked against the allow-lists (only allowed ones: a name a
+        # client invents is never kept)
+        self._labels: dict[str | None, str] = {}
+        self.tally = Tally([n for n, m in METRICS.items() if m[0] == "counter"],
+                           [n for n, m in METRICS.items() if m[0] == "histogram"],
+                           [n for n, m in METRICS.items() if m[0] == "gauge"])
+        c, h = self.tally.counters, self.tally.histograms
+        self._requests, self._calls, self._tokens, self._cost = (
+            c["modelwire_requests"], c["modelwire_calls"], c["modelwire_tokens"], c["modelwire_cost_usd"])
+        self._request_s, self._first_s, self._overhead_s, self._call_s = (
+            h["modelwire_request_duration_seconds"], h["modelwire_time_to_first_token_seconds"],
+            h["modelwire_gateway_overhead_seconds"], h["modelwire_call_duration_seconds"])
         self._credentials: Callable[[], Iterable[tuple[str, str, int]]] | None = None
-        # the gateway leaves it out: its request histogram already times each call
-        self.call_durations = call_durations
-        # each metric's child per label values, as prometheus-client advises for labels used
-        # often (``labels()`` checks and locks on every call)
-        self._children: dict[tuple[Any, tuple[str, ...]], Any] = {}
-
-    def child(self, metric: Any, *values: str) -> Any:
-        """``metric.labels(*values)``, made once."""
-        key = (metric, values)
-        found = self._children.get(key)
-        if found is None:
-            found = self._children[key] = metric.labels(*values)
-        return found
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.registry.register(_Collector(self))
 
     # ------------------------------------------------------------- labels
     def model(self, name: str | None) -> str:
+        label = self._labels.get(name)
+        if label is not None:
+            return label
         if not name:
             return _NONE
-        return name if self.models is None or name in self.models else OTHER
+        if self.models is None or name in self.models:
+            self._labels[name] = name
+            return name
+        return OTHER
 
     def served(self, model_id: str | None) -> str:
         if not model_id:
@@ -131,30 +135,38 @@ class Metrics(BaseObserver):
         if outcome == "ok":
             return
         provider = self.provider(attempt.provider)
-        if attempt.failure is not None:
-            self.child(self.failures, provider, attempt.failure).inc()
-        if outcome == "retried":
-            self.child(self.retries, self.model(attempt.model), provider).inc()
-        elif outcome == "rotated":
-            self.child(self.rotations, provider).inc()
-        elif outcome == "fell_back":
-            self.child(self.fallbacks, self.model(attempt.model)).inc()
+        counters = self.tally.counters
+        with self.tally.lock:
+            self.tally.changes += 1
+            if attempt.failure is not None:
+                _inc(counters["modelwire_upstream_failures"], (provider, attempt.failure))
+            if outcome == "retried":
+                _inc(counters["modelwire_retries"], (self.model(attempt.model), provider))
+            elif outcome == "rotated":
+                _inc(counters["modelwire_rotations"], (provider,))
+            elif outcome == "fell_back":
+                _inc(counters["modelwire_fallbacks"], (self.model(attempt.model),))
 
     def call_ended(self, handle: Any, call: CallReport) -> None:
         model = self.model(call.model)
         provider = self.provider(call.provider)
-        child = self.child
-        child(self.calls, model, provider, "error" if call.error_type else "ok").inc()
-        if self.call_durations:
-            child(self.call_seconds, model).observe((call.ended_ns - call.started_ns) / 1e9)
+        tally = self.tally
         usage = call.usage
-        if usage:
-            for kind, key in _TOKEN_KINDS:
-                count = usage.get(key)
-                if count:
-                    child(self.tokens, model, provider, kind).inc(count)
-        if call.cost:
-            child(self.cost, model, provider).inc(call.cost)
+        with tally.lock:
+            tally.changes += 1
+            if self.count_calls:
+                _inc(self._calls, (model, provider, "error" if call.error_type else "ok"))
+                observe(self._call_s, (model,), (call.ended_ns - call.started_ns) / 1e9, LATENCY)
+            if usage:
+                tokens = self._tokens
+                for kind, field in _TOKEN_KINDS:
+                    count = usage.get(field)
+                    if count:
+                        key = (model, provider, kind)
+                        tokens[key] = tokens.get(key, 0) + count
+            cost = call.cost
+            if cost:
+                _inc(self._cost, (model, provider), cost)
 
     # ---------------------------------------------------- gateway requests
     def request(self, door: str, model: str | None, upstream: str | None, status: int, lane: bool,
@@ -162,63 +174,92 @@ class Metrics(BaseObserver):
         """One gateway request answered (``upstream``: ``provider/model-id``)."""
         provider, _, served = (upstream or "").partition("/") if upstream != _NONE else ("", "", "")
         model_label = self.model(model)
-        child = self.child
-        child(self.requests, door, model_label, self.served(served), self.provider(provider),
-              _STATUS_CLASS.get(status // 100, "5xx"), "passthrough" if lane else "translate").inc()
-        child(self.request_seconds, door, model_label).observe(seconds)
-        if overhead is not None:
-            child(self.overhead_seconds, door).observe(overhead)
-        if first_token is not None:
-            child(self.first_token_seconds, door, model_label).observe(first_token)
+        key = (door, model_label, self.served(served), self.provider(provider),
+               _STATUS_CLASS.get(status // 100, "5xx"), "passthrough" if lane else "translate")
+        tally = self.tally
+        with tally.lock:
+            tally.changes += 1
+            requests = self._requests
+            requests[key] = requests.get(key, 0) + 1
+            observe(self._request_s, (door, model_label), seconds, LATENCY)
+            if overhead is not None:
+                observe(self._overhead_s, (door,), overhead, OVERHEAD)
+            if first_token is not None:
+                observe(self._first_s, (door, model_label), first_token, LATENCY)
+
+    def gauge(self, name: str, change: float) -> None:
+        """``modelwire_open_streams`` / ``modelwire_open_connections`` up or down."""
+        tally = self.tally
+        with tally.lock:
+            tally.changes += 1
+            tally.gauges[name] += change
 
     # ------------------------------------------------------------ scrape
     def watch_credentials(self, source: Callable[[], Iterable[tuple[str, str, int]]]) -> None:
         """``source()`` gives ``(provider, state, count)`` rows at each scrape: the
         ``modelwire_credentials`` gauge (read live, not stored)."""
         self._credentials = source
-        self.registry.register(_Credentials(self))
 
     def render(self) -> bytes:
         """The exposition text: this process's values, or with a multiprocess directory,
-        every worker's summed (and this process's live credential gauge)."""
+        every worker's added up."""
+        return generate_latest(self.registry)
+
+    def write(self, *, final: bool = False) -> None:
+        """This worker's counts into the multiprocess directory, when there is one."""
         path = multiprocess_dir()
-        if path is None:
-            return generate_latest(self.registry)
-        from prometheus_client import multiprocess
+        if path is not None:
+            self.tally.write(path, final=final)
 
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=path)
+    def families(self) -> Iterator[Any]:
+        path = multiprocess_dir()
+        tally = read_dir(path, self.tally) if path is not None else self.tally
+        with tally.lock:
+            counters = {n: dict(t) for n, t in tally.counters.items()}
+            histograms = {n: {k: list(r) for k, r in t.items()} for n, t in tally.histograms.items()}
+            gauges = dict(tally.gauges)
+        for name, (kind, labels, text, buckets) in METRICS.items():
+            if not self.count_calls and name in _CALLS:
+                continue
+            if kind == "counter":
+                family: Any = CounterMetricFamily(name, text, labels=labels)
+                for key, value in sorted(counters[name].items()):
+                    family.add_metric(list(key), value)
+            elif kind == "histogram":
+                family = HistogramMetricFamily(name, text, labels=labels)
+                for key, row in sorted(histograms[name].items()):
+                    family.add_metric(list(key), _cumulative(row, buckets), sum_value=row[-1])
+            else:
+                family = GaugeMetricFamily(name, text, value=gauges[name])
+            yield family
         if self._credentials is not None:
-            registry.register(_Credentials(self))
-        return generate_latest(registry)
-
-    def credential_rows(self) -> Iterator[tuple[str, str, int]]:
-        if self._credentials is None:
-            return iter(())
-        return iter(self._credentials())
+            family = GaugeMetricFamily("modelwire_credentials", _CREDENTIALS_HELP, labels=["provider", "state"])
+            for provider, state, count in self._credentials():
+                family.add_metric([self.provider(provider), state], count)
+            yield family
 
 
-class _Credentials:
-    """The collector behind ``modelwire_credentials{provider,state}``."""
+def _inc(table: dict[tuple[str, ...], float], key: tuple[str, ...], amount: float = 1) -> None:
+    table[key] = table.get(key, 0) + amount
+
+
+def _cumulative(row: list[float], bounds: tuple[float, ...]) -> list[tuple[str, float]]:
+    out, running = [], 0.0
+    for bound, count in zip(bounds, row, strict=False):
+        running += count
+        out.append((repr(float(bound)), running))
+    out.append(("+Inf", running + row[len(bounds)]))
+    return out
+
+
+class _Collector:
+    """The metrics as prometheus-client sees them (a custom collector)."""
 
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        family = GaugeMetricFamily("modelwire_credentials", "Credentials by provider and state "
-                                   "(ok, cooling, dead)", labels=["provider", "state"])
-        for provider, state, count in self.metrics.credential_rows():
-            family.add_metric([self.metrics.provider(provider), state], count)
-        yield family
+    def collect(self) -> Iterator[Any]:
+        return self.metrics.families()
 
     def describe(self) -> list[Any]:
-        return []
-
-
-def mark_worker_gone(pid: int) -> None:
-    """A worker exits: its live gauges (open streams, connections) leave the sum."""
-    if multiprocess_dir() is None:
-        return
-    from prometheus_client import multiprocess
-
-    multiprocess.mark_process_dead(pid)
+        return []  # nothing to check up front: the names are fixed, no clash possible
