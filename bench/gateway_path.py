@@ -291,13 +291,16 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, co
         return "no valgrind on PATH"
     out = workdir / f"cg-{model}.out"
     here = Path(__file__).resolve()
-    paths = [str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    # a PYTHONPATH given first (--other-src's tree), else this checkout's src
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = [*given, str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
     sim = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", f"--LL={COLD_LL},16,64",
            "--toggle-collect=_Py_bytes_rfind", "--collect-atstart=yes"] if cold else []
     argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
             "--dump-before=zlib_crc32", *sim, python, str(here), "--turns", str(turns), "--_count", model, str(n),
-            *(["--stream"] if STREAM else []), *(["--cold"] if cold else [])]
+            *(["--stream"] if STREAM else []), *(["--cold"] if cold else []),
+            *(["--metrics", "off"] if METRICS_OFF else [])]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     dumps = list(workdir.glob(f"{out.name}.*"))
     if done.returncode != 0 or len(dumps) != 1:

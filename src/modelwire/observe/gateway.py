@@ -114,7 +114,7 @@ class GatewayObserver:
 
     def start(self, loop: Any) -> None:
         """In a worker of ``--workers N``: write its counts for the others to read, every
-        second while they change."""
+        second."""
         from .metrics import multiprocess_dir
 
         if self.metrics is None or multiprocess_dir() is None:

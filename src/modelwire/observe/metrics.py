@@ -31,9 +31,7 @@ _NONE = "-"  # no provider or upstream model (the request failed before one was 
 # seconds: from a fast cached answer to a long agent turn
 LATENCY = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 OVERHEAD = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
-_TOKEN_KINDS = (("input", "prompt_tokens"), ("output", "completion_tokens"),
-                ("cache_read", "cache_read_tokens"), ("cache_write", "cache_write_tokens"),
-                ("reasoning", "reasoning_tokens"))
+TOKEN_KINDS = ("input", "output", "cache_read", "cache_write", "reasoning")
 _STATUS_CLASS = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 
 # name -> (kind, labels, help, buckets): every metric, as docs/guides/observability.md lists them
@@ -52,7 +50,8 @@ METRICS: dict[str, tuple[str, tuple[str, ...], str, tuple[float, ...]]] = {
                         "Client calls (complete, stream), by model, provider and result (ok, error)", ()),
     "modelwire_call_duration_seconds": ("histogram", ("model",),
                                         "Client call time, every attempt and wait included", LATENCY),
-    "modelwire_tokens": ("counter", ("model", "provider", "kind"),
+    # kept as one row per (model, provider): a count per kind, in TOKEN_KINDS' order
+    "modelwire_tokens": ("counter_by_kind", ("model", "provider", "kind"),
                          "Tokens, by model, provider and kind (input, output, cache_read, cache_write, "
                          "reasoning)", ()),
     "modelwire_cost_usd": ("counter", ("model", "provider"), "Cost in USD of the answers whose price is known", ()),
@@ -82,6 +81,8 @@ class Metrics(BaseObserver):
     prometheus-client registry to show them in too (``prometheus_client.REGISTRY``, for
     ``start_http_server``); :meth:`render` gives the text either way."""
 
+    live = False  # counts need no call's start, nor its successful attempts
+
     def __init__(self, *, registry: CollectorRegistry | None = None,
                  models: Iterable[str] | None = None, served_models: Iterable[str] | None = None,
                  providers: Iterable[str] | None = None, calls: bool = True) -> None:
@@ -92,14 +93,16 @@ class Metrics(BaseObserver):
         # its calls: modelwire_requests and its histogram count and time them)
         self.count_calls = calls
         # label values already checked against the allow-lists (only allowed ones: a name a
-        # client invents is never kept)
-        self._labels: dict[str | None, str] = {}
+        # client invents is never kept), one table per kind of name
+        self._models: dict[str | None, str] = {}
+        self._served: dict[str | None, str] = {}
+        self._providers: dict[str | None, str] = {}
         self.tally = Tally([n for n, m in METRICS.items() if m[0] == "counter"],
-                           [n for n, m in METRICS.items() if m[0] == "histogram"],
+                           [n for n, m in METRICS.items() if m[0] in ("histogram", "counter_by_kind")],
                            [n for n, m in METRICS.items() if m[0] == "gauge"])
         c, h = self.tally.counters, self.tally.histograms
         self._requests, self._calls, self._tokens, self._cost = (
-            c["modelwire_requests"], c["modelwire_calls"], c["modelwire_tokens"], c["modelwire_cost_usd"])
+            c["modelwire_requests"], c["modelwire_calls"], h["modelwire_tokens"], c["modelwire_cost_usd"])
         self._request_s, self._first_s, self._overhead_s, self._call_s = (
             h["modelwire_request_duration_seconds"], h["modelwire_time_to_first_token_seconds"],
             h["modelwire_gateway_overhead_seconds"], h["modelwire_call_duration_seconds"])
@@ -109,25 +112,13 @@ class Metrics(BaseObserver):
 
     # ------------------------------------------------------------- labels
     def model(self, name: str | None) -> str:
-        label = self._labels.get(name)
-        if label is not None:
-            return label
-        if not name:
-            return _NONE
-        if self.models is None or name in self.models:
-            self._labels[name] = name
-            return name
-        return OTHER
+        return self._models.get(name) or _label(self._models, self.models, name)
 
     def served(self, model_id: str | None) -> str:
-        if not model_id:
-            return _NONE
-        return model_id if self.served_models is None or model_id in self.served_models else OTHER
+        return self._served.get(model_id) or _label(self._served, self.served_models, model_id)
 
     def provider(self, name: str | None) -> str:
-        if not name:
-            return _NONE
-        return name if self.providers is None or name in self.providers else OTHER
+        return self._providers.get(name) or _label(self._providers, self.providers, name)
 
     # ----------------------------------------------------- Client reports
     def attempt_ended(self, handle: Any, attempt: AttemptReport) -> None:
@@ -137,7 +128,6 @@ class Metrics(BaseObserver):
         provider = self.provider(attempt.provider)
         counters = self.tally.counters
         with self.tally.lock:
-            self.tally.changes += 1
             if attempt.failure is not None:
                 _inc(counters["modelwire_upstream_failures"], (provider, attempt.failure))
             if outcome == "retried":
@@ -148,22 +138,24 @@ class Metrics(BaseObserver):
                 _inc(counters["modelwire_fallbacks"], (self.model(attempt.model),))
 
     def call_ended(self, handle: Any, call: CallReport) -> None:
-        model = self.model(call.model)
-        provider = self.provider(call.provider)
+        model = self._models.get(call.model) or _label(self._models, self.models, call.model)
+        provider = self._providers.get(call.provider) or _label(self._providers, self.providers, call.provider)
         tally = self.tally
         usage = call.usage
         with tally.lock:
-            tally.changes += 1
             if self.count_calls:
                 _inc(self._calls, (model, provider, "error" if call.error_type else "ok"))
                 observe(self._call_s, (model,), (call.ended_ns - call.started_ns) / 1e9, LATENCY)
             if usage:
-                tokens = self._tokens
-                for kind, field in _TOKEN_KINDS:
-                    count = usage.get(field)
-                    if count:
-                        key = (model, provider, kind)
-                        tokens[key] = tokens.get(key, 0) + count
+                key = (model, provider)
+                row = self._tokens.get(key)
+                if row is None:
+                    row = self._tokens[key] = [0, 0, 0, 0, 0]
+                row[0] += usage.get("prompt_tokens") or 0
+                row[1] += usage.get("completion_tokens") or 0
+                row[2] += usage.get("cache_read_tokens") or 0
+                row[3] += usage.get("cache_write_tokens") or 0
+                row[4] += usage.get("reasoning_tokens") or 0
             cost = call.cost
             if cost:
                 _inc(self._cost, (model, provider), cost)
@@ -173,12 +165,12 @@ class Metrics(BaseObserver):
                 seconds: float, overhead: float | None, first_token: float | None) -> None:
         """One gateway request answered (``upstream``: ``provider/model-id``)."""
         provider, _, served = (upstream or "").partition("/") if upstream != _NONE else ("", "", "")
-        model_label = self.model(model)
-        key = (door, model_label, self.served(served), self.provider(provider),
+        model_label = self._models.get(model) or _label(self._models, self.models, model)
+        key = (door, model_label, self._served.get(served) or _label(self._served, self.served_models, served),
+               self._providers.get(provider) or _label(self._providers, self.providers, provider),
                _STATUS_CLASS.get(status // 100, "5xx"), "passthrough" if lane else "translate")
         tally = self.tally
         with tally.lock:
-            tally.changes += 1
             requests = self._requests
             requests[key] = requests.get(key, 0) + 1
             observe(self._request_s, (door, model_label), seconds, LATENCY)
@@ -191,7 +183,6 @@ class Metrics(BaseObserver):
         """``modelwire_open_streams`` / ``modelwire_open_connections`` up or down."""
         tally = self.tally
         with tally.lock:
-            tally.changes += 1
             tally.gauges[name] += change
 
     # ------------------------------------------------------------ scrape
@@ -225,6 +216,12 @@ class Metrics(BaseObserver):
                 family: Any = CounterMetricFamily(name, text, labels=labels)
                 for key, value in sorted(counters[name].items()):
                     family.add_metric(list(key), value)
+            elif kind == "counter_by_kind":
+                family = CounterMetricFamily(name, text, labels=labels)
+                for key, row in sorted(histograms[name].items()):
+                    for kind_name, value in zip(TOKEN_KINDS, row, strict=True):
+                        if value:
+                            family.add_metric([*key, kind_name], value)
             elif kind == "histogram":
                 family = HistogramMetricFamily(name, text, labels=labels)
                 for key, row in sorted(histograms[name].items()):
@@ -237,6 +234,17 @@ class Metrics(BaseObserver):
             for provider, state, count in self._credentials():
                 family.add_metric([self.provider(provider), state], count)
             yield family
+
+
+def _label(known: dict[str | None, str], allowed: frozenset[str] | None, name: str | None) -> str:
+    """``name`` as a label value: itself when allowed (then kept in ``known``), ``other``
+    when not, ``-`` when empty."""
+    if not name:
+        return _NONE
+    if allowed is None or name in allowed:
+        known[name] = name
+        return name
+    return OTHER
 
 
 def _inc(table: dict[tuple[str, ...], float], key: tuple[str, ...], amount: float = 1) -> None:

@@ -72,6 +72,11 @@ class Observer(Protocol):
     Called on the Client's own path: keep each call short and never raise (an exception
     is logged and the call goes on)."""
 
+    # True (a tracer): call_started at each call's start, upstream_headers per attempt,
+    # every attempt reported. False (metrics): only failed attempts and each call's end
+    # are reported, with a handle of None; less work on each call
+    live: bool
+
     def call_started(self, call: CallStart) -> Any: ...
 
     def attempt_ended(self, handle: Any, attempt: AttemptReport) -> None: ...
@@ -86,6 +91,8 @@ class Observer(Protocol):
 
 class BaseObserver:
     """An :class:`Observer` that does nothing: subclass it and override what you need."""
+
+    live = True
 
     def call_started(self, call: CallStart) -> Any:
         return None
@@ -106,6 +113,7 @@ class Observers(BaseObserver):
 
     def __init__(self, *observers: Observer) -> None:
         self.observers = tuple(observers)
+        self.live = any(getattr(o, "live", True) for o in self.observers)
 
     def call_started(self, call: CallStart) -> Any:
         return tuple(o.call_started(call) for o in self.observers)

@@ -4,7 +4,7 @@ bucket..., count above the last, sum]}``. prometheus-client's own metric objects
 lock and a call per change; these cost a dict update (docs/performance/index.md, metrics).
 
 With several worker processes each writes its tally to a file of its own in the run's
-directory (every second while it changes, and when it exits); a scrape of any worker
+directory (every second, and when it exits); a scrape of any worker
 adds them all up.
 """
 
@@ -42,8 +42,6 @@ class Tally:
         self.histograms: dict[str, dict[tuple[str, ...], list[float]]] = {n: {} for n in histograms}
         self.gauges: dict[str, float] = dict.fromkeys(gauges, 0.0)
         self.lock = threading.Lock()  # a library Client may be called from many threads
-        self.changes = 0  # bumped by the recorders: a worker writes its file when it moved
-        self.written = -1
 
     # ------------------------------------------------------------- files
     def snapshot(self) -> dict[str, Any]:
@@ -57,9 +55,6 @@ class Tally:
 
     def write(self, directory: str, *, final: bool = False) -> None:
         """This process's tally into ``directory`` (``final``: its gauges end at zero)."""
-        if self.changes == self.written and not final:
-            return
-        self.written = self.changes
         data = self.snapshot()
         if final:
             data["gauges"] = dict.fromkeys(data["gauges"], 0.0)

@@ -20,24 +20,31 @@ _NO_HEADERS: tuple[tuple[str, str], ...] = ()
 
 
 class CallWatch:
-    __slots__ = ("attempt_started", "call", "handle", "observer", "tried")
+    __slots__ = ("attempt_started", "handle", "live", "model", "observer", "started", "stream", "tried")
 
     def __init__(self, observer: Observer, model: str, stream: bool, messages: Sequence[Any]) -> None:
         self.observer = observer
-        self.call = CallStart(model, stream, time.time_ns(), messages)
-        self.attempt_started = self.call.started_ns
+        self.model = model
+        self.stream = stream
+        self.started = self.attempt_started = time.time_ns()
         self.tried = 0
-        try:
-            self.handle = observer.call_started(self.call)
-        except Exception:
-            log.exception("observer failed in call_started")
-            self.handle = None
+        self.handle = None
+        # an observer that does not follow calls live (metrics) hears of failed attempts
+        # and of the call's end only: no call_started, no upstream_headers
+        self.live = getattr(observer, "live", True)
+        if self.live:
+            try:
+                self.handle = observer.call_started(CallStart(model, stream, self.started, messages))
+            except Exception:
+                log.exception("observer failed in call_started")
 
     def attempt_began(self) -> None:
         self.attempt_started = time.time_ns()
 
     def headers(self, model: str) -> tuple[tuple[str, str], ...]:
         """What the observer adds to an attempt's request to chain entry ``model``."""
+        if not self.live:
+            return _NO_HEADERS
         try:
             extra = self.observer.upstream_headers(self.handle, model)
         except Exception:
@@ -47,12 +54,14 @@ class CallWatch:
 
     def attempt(self, model: str, profile: Any, model_id: str, outcome: str,
                 error: BaseException | None, credential: str | None) -> None:
+        self.tried += 1
+        if error is None and not self.live:
+            return
         failure = None
         if error is not None:
             from ..resilience import classify
 
             failure = classify(error, profile).kind
-        self.tried += 1
         report = AttemptReport(
             model=model, provider=profile.name, model_id=model_id, outcome=outcome,
             started_ns=self.attempt_started, ended_ns=time.time_ns(), failure=failure,
@@ -67,7 +76,7 @@ class CallWatch:
     def ended(self, completion: Any) -> None:
         """The call served ``completion``."""
         self._end(CallReport(
-            model=self.call.model, stream=self.call.stream, started_ns=self.call.started_ns,
+            model=self.model, stream=self.stream, started_ns=self.started,
             ended_ns=time.time_ns(), attempts=self.tried, provider=completion.provider,
             model_id=completion.model, finish_reason=completion.finish_reason,
             response_id=completion.id, usage=completion.usage, cost=completion.cost,
@@ -76,7 +85,7 @@ class CallWatch:
     def failed(self, error: BaseException, partial: Any = None) -> None:
         """The call raised ``error`` (``partial``: what reached the caller first)."""
         self._end(CallReport(
-            model=self.call.model, stream=self.call.stream, started_ns=self.call.started_ns,
+            model=self.model, stream=self.stream, started_ns=self.started,
             ended_ns=time.time_ns(), attempts=self.tried,
             provider=getattr(partial, "provider", None), model_id=getattr(partial, "model", None),
             usage=getattr(partial, "usage", None), error_type=type(error).__name__))
