@@ -18,7 +18,7 @@ import time
 import httpx
 import pytest
 
-from modelwire.testing import emulator, emulator_clean  # noqa: F401
+from modelwire.testing import emulator, emulator_clean  # noqa: F401 - pytest fixtures
 
 PROMETHEUS = shutil.which("prometheus") or ("/usr/bin/prometheus" if os.path.exists("/usr/bin/prometheus") else None)
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="prometheus is not installed (apt-get install prometheus)")
@@ -59,7 +59,7 @@ def _query(prom: str, expr: str) -> dict[tuple[tuple[str, str], ...], float]:
     return {tuple(sorted(r["metric"].items())): float(r["value"][1]) for r in data["data"]["result"]}
 
 
-def test_prometheus_reads_consistent_counters_from_two_workers_under_load(emulator_clean, tmp_path):
+def test_prometheus_reads_consistent_counters_from_two_workers_under_load(emulator_clean, tmp_path):  # noqa: F811
     cfg = tmp_path / "modelwire.yaml"
     base = emulator_clean.openai_base_url()
     cfg.write_text(f"models:\n"

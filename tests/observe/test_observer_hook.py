@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modelwire import Client
+from modelwire import Client, FallbackExhaustedError
 from modelwire.observe import AttemptReport, BaseObserver, CallReport, Observer
 from modelwire.resilience import RetryPolicy
 
@@ -59,7 +59,7 @@ def test_each_attempt_reports_its_outcome_and_failure_kind(emulator_clean):
 def test_a_failed_call_reports_the_error_class_and_never_its_text(emulator_clean):
     emulator_clean.set_faults([{"fault": "unauthorized", "times": 4}])
     rec = Recorder()
-    with _client(emulator_clean, rec) as client, pytest.raises(Exception):
+    with _client(emulator_clean, rec) as client, pytest.raises(FallbackExhaustedError):
         client.complete([{"role": "user", "content": "hi"}])
     [call] = rec.calls
     assert call.error_type == "FallbackExhaustedError" and call.provider is None
@@ -87,10 +87,9 @@ def test_an_observer_that_raises_never_breaks_the_call(emulator_clean, caplog):
 
 def test_a_stream_reports_once_when_it_ends(emulator_clean):
     rec = Recorder()
-    with _client(emulator_clean, rec) as client:
-        with client.stream([{"role": "user", "content": "hi"}]) as stream:
-            assert rec.calls == []  # not before the stream ends
-            text = "".join(stream.text())
+    with _client(emulator_clean, rec) as client, client.stream([{"role": "user", "content": "hi"}]) as stream:
+        assert rec.calls == []  # not before the stream ends
+        text = "".join(stream.text())
     [call] = rec.calls
     assert text and call.stream and call.finish_reason == "stop" and call.attempts == 1
 

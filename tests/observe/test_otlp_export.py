@@ -17,8 +17,10 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="the otel e
 
 
 class _Receiver(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
-        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    def do_POST(self) -> None:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+        )
 
         body = self.rfile.read(int(self.headers["content-length"]))
         export = ExportTraceServiceRequest()

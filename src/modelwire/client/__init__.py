@@ -216,6 +216,9 @@ class Client(_Base):
         prices: ``provider/model-id`` -> a :class:`~modelwire.Price` or its dict (USD per
             million tokens), over the built-in table and the config's ``prices:``; used
             by :attr:`Completion.cost <modelwire.Completion.cost>`.
+        observer: A :class:`modelwire.observe.Observer` told of each call and attempt
+            (:class:`~modelwire.observe.Metrics`, :class:`~modelwire.observe.Tracer`, or
+            your own; docs/guides/observability.md).
         speed: ``"fast"``: Anthropic's fast mode for every call where the model has it
             (off by default).
         fallback_stick_s: After a call fell back, later calls start at the model that

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ModelwireError
@@ -170,30 +171,22 @@ class Gateway:
         cooling (rate-limited: ``available_in_s``, when the first frees up) or dead (a
         revoked key): its requests fail or fall back until then. Counts, never secrets."""
         problems = []
-        for name, client in list(self._clients.items()):
-            settings = getattr(client, "_settings", None)
-            if settings is None:
-                continue
-            for ep in list(getattr(settings, "_endpoints", {}).values()):
-                creds = getattr(ep, "creds", None)
-                pool = getattr(creds, "_pool", None)  # only pools already opened
-                if pool is None:
-                    continue
-                state = pool.health
-                if state != "ok":
-                    problems.append({"model": name, "provider": ep.profile.name,
-                                     "credential_store": state})
-                listed = pool.credentials()
-                now = pool.clock.time()
-                if listed and not any(c.is_available(now) for c in listed):
-                    free_at = pool.next_available_at(listed)  # None: all dead
-                    problem: dict[str, Any] = {
-                        "model": name, "provider": ep.profile.name,
-                        "credentials": "all cooling" if free_at is not None else "all dead",
-                        "count": len(listed)}
-                    if free_at is not None:
-                        problem["available_in_s"] = max(0, round(free_at - now))
-                    problems.append(problem)
+        for name, ep, pool in self._pools():
+            state = pool.health
+            if state != "ok":
+                problems.append({"model": name, "provider": ep.profile.name,
+                                 "credential_store": state})
+            listed = pool.credentials()
+            now = pool.clock.time()
+            if listed and not any(c.is_available(now) for c in listed):
+                free_at = pool.next_available_at(listed)  # None: all dead
+                problem: dict[str, Any] = {
+                    "model": name, "provider": ep.profile.name,
+                    "credentials": "all cooling" if free_at is not None else "all dead",
+                    "count": len(listed)}
+                if free_at is not None:
+                    problem["available_in_s"] = max(0, round(free_at - now))
+                problems.append(problem)
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,
@@ -203,21 +196,29 @@ class Gateway:
             "limits": self.limits.as_dict(),
         }
 
+    def _pools(self) -> Iterator[tuple[str, Any, Any]]:
+        """(model, endpoint, pool) for each credential pool the clients opened so far."""
+        for name, client in list(self._clients.items()):
+            settings = getattr(client, "_settings", None)
+            if settings is None:
+                continue
+            for ep in list(getattr(settings, "_endpoints", {}).values()):
+                pool = getattr(getattr(ep, "creds", None), "_pool", None)  # only pools already opened
+                if pool is not None:
+                    yield name, ep, pool
+
     def credential_states(self) -> list[tuple[str, str, int]]:
         """``(provider, state, count)`` over the pools opened so far (``/metrics``)."""
         counts: dict[tuple[str, str], int] = {}
         seen: set[int] = set()
-        for client in list(self._clients.values()):
-            settings = getattr(client, "_settings", None)
-            for ep in list(getattr(settings, "_endpoints", {}).values()):
-                pool = getattr(getattr(ep, "creds", None), "_pool", None)
-                if pool is None or id(pool) in seen:
-                    continue
-                seen.add(id(pool))
-                now = pool.clock.time()
-                for cred in pool.credentials():
-                    key = (ep.profile.name, cred.effective_status(now))
-                    counts[key] = counts.get(key, 0) + 1
+        for _, ep, pool in self._pools():
+            if id(pool) in seen:
+                continue
+            seen.add(id(pool))
+            now = pool.clock.time()
+            for cred in pool.credentials():
+                key = (ep.profile.name, cred.effective_status(now))
+                counts[key] = counts.get(key, 0) + 1
         return [(provider, state, n) for (provider, state), n in sorted(counts.items())]
 
     def metrics_reply(self, headers: Any) -> Any:
@@ -418,9 +419,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     async def lifespan(app: Any):
         import asyncio
 
-        gateway._loop = asyncio.get_running_loop()
+        loop = gateway._loop = asyncio.get_running_loop()
         if gateway.observe is not None:
-            gateway.observe.start(gateway._loop)
+            gateway.observe.start(loop)
         _chain_sigterm(gateway)
         gateway.warm_up()
         _freeze_startup_objects()

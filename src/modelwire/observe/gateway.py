@@ -53,6 +53,7 @@ class GatewayObserver:
         self.metrics = metrics
         self.tracer = tracer
         self.provider = provider  # a TracerProvider made for the gateway: flushed at close
+        self.timer: Any = None  # a worker's next write of its counts (--workers N)
         parts: list[Observer] = [p for p in (metrics, tracer) if p is not None]
         self.client_observer: Observer | None = (
             parts[0] if len(parts) == 1 else Observers(*parts) if parts else None)
@@ -122,14 +123,13 @@ class GatewayObserver:
 
         def tick() -> None:
             self.metrics.write()
-            self._timer = loop.call_later(1.0, tick)
+            self.timer = loop.call_later(1.0, tick)
 
-        self._timer = loop.call_later(1.0, tick)
+        self.timer = loop.call_later(1.0, tick)
 
     def close(self) -> None:
-        timer = getattr(self, "_timer", None)
-        if timer is not None:
-            timer.cancel()
+        if self.timer is not None:
+            self.timer.cancel()
         if self.provider is not None:
             self.provider.shutdown()  # the batch of spans not yet exported goes out now
         if self.metrics is not None:

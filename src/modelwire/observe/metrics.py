@@ -37,23 +37,23 @@ _STATUS_CLASS = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
 # name -> (kind, labels, help, buckets): every metric, as docs/guides/observability.md lists them
 METRICS: dict[str, tuple[str, tuple[str, ...], str, tuple[float, ...]]] = {
     "modelwire_requests": ("counter", ("door", "model", "served_model", "provider", "status_class", "lane"),
-                           "Gateway requests answered, by door, model asked, model served, provider, "
-                           "status class and lane", ()),
+                           ("Gateway requests answered, by door, model asked, model served, provider, "
+                           "status class and lane"), ()),
     "modelwire_request_duration_seconds": ("histogram", ("door", "model"),
                                            "Gateway request time, to the answer's last byte", LATENCY),
     "modelwire_time_to_first_token_seconds": ("histogram", ("door", "model"),
                                               "Gateway streams: time to the first event", LATENCY),
     "modelwire_gateway_overhead_seconds": ("histogram", ("door",),
-                                           "Time the gateway itself spent on a request "
-                                           "(x-modelwire-overhead-ms), not waiting on the upstream", OVERHEAD),
+                                           ("Time the gateway itself spent on a request "
+                                           "(x-modelwire-overhead-ms), not waiting on the upstream"), OVERHEAD),
     "modelwire_calls": ("counter", ("model", "provider", "result"),
                         "Client calls (complete, stream), by model, provider and result (ok, error)", ()),
     "modelwire_call_duration_seconds": ("histogram", ("model",),
                                         "Client call time, every attempt and wait included", LATENCY),
     # kept as one row per (model, provider): a count per kind, in TOKEN_KINDS' order
     "modelwire_tokens": ("counter_by_kind", ("model", "provider", "kind"),
-                         "Tokens, by model, provider and kind (input, output, cache_read, cache_write, "
-                         "reasoning)", ()),
+                         ("Tokens, by model, provider and kind (input, output, cache_read, cache_write, "
+                         "reasoning)"), ()),
     "modelwire_cost_usd": ("counter", ("model", "provider"), "Cost in USD of the answers whose price is known", ()),
     "modelwire_upstream_failures": ("counter", ("provider", "kind"),
                                     "Failed upstream attempts, by provider and classified kind", ()),
