@@ -128,7 +128,8 @@ class Turn:
             self.dropped = frozenset(settings.refused.get(self.endpoint.name, ()))
         self.messages = prepare_conversation(messages)
         observer = settings.observer  # Client(observer=...): reports per attempt and call
-        self.watch = None if observer is None else CallWatch(observer, settings.model, stream, self.messages)
+        self.watch = None if observer is None or observer.reports == "failures" \
+            else CallWatch(observer, settings.model, stream, self.messages)
         self.errors: list[ModelwireError] = []
         self.ladder = _FRESH[self.chain.has_after(self.position)]
         self.strip = False
@@ -302,6 +303,9 @@ class Turn:
         label = self.held.label if self.held is not None else None
         text = f"{type(error).__name__}: {error}" if error is not None else None
         self.attempts.append(Attempt(ep.profile.name, ep.model_id, outcome, text, label))
+        if self.watch is None and error is not None and self.settings.observer is not None:
+            # an observer of failures only: told from the first one on
+            self.watch = CallWatch(self.settings.observer, self.settings.model, self.want_stream, ())
         if self.watch is not None:
             self.watch.attempt(ep.name, ep.profile, ep.model_id, outcome, error, label)
 

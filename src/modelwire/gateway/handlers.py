@@ -61,6 +61,7 @@ class _Ctx:
     observe: Any = None
     overhead: float | None = None  # seconds, as x-modelwire-overhead-ms says
     first_token: float | None = None  # perf_counter of a stream's first event
+    completion: Any = None  # what answered (its usage and cost)
     span: Any = None
     span_token: Any = None
 
@@ -305,6 +306,7 @@ class _Handlers:
             ctx.overhead = overhead / 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
+            ctx.completion = completion
             return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer, and not our error
@@ -384,6 +386,7 @@ class _Handlers:
                 if done is not None:
                     ctx.upstream = f"{done.provider}/{done.model}"
                     ctx.tokens = done.usage["total_tokens"]
+                    ctx.completion = done
             except ModelwireError as exc:
                 ctx.status = from_exception(exc, door).status
                 yield encoder.feed(StreamError(scrubbed(exc)))

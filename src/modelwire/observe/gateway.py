@@ -35,6 +35,7 @@ class RequestFacts(Protocol):
     started: float  # perf_counter at arrival
     overhead: float | None  # seconds the gateway itself spent (None: unknown)
     first_token: float | None  # perf_counter of a stream's first event
+    completion: Any  # what answered it (None: an error, or the passthrough lane)
     span: Any
     span_token: Any
 
@@ -93,7 +94,7 @@ class GatewayObserver:
             first = ctx.first_token
             self.metrics.request(ctx.door, ctx.model, ctx.upstream, ctx.status, ctx.lane,
                                  now - ctx.started, ctx.overhead,
-                                 None if first is None else first - ctx.started)
+                                 None if first is None else first - ctx.started, ctx.completion)
         span = ctx.span
         if span is not None:
             ctx.span = None

@@ -19,7 +19,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-from .reports import AttemptReport, BaseObserver, CallReport
+from .reports import AttemptReport, BaseObserver, CallReport, Reports
 from .tally import Tally, observe, read_dir
 
 __all__ = ["CONTENT_TYPE", "METRICS", "Metrics", "multiprocess_dir"]
@@ -81,7 +81,9 @@ class Metrics(BaseObserver):
     prometheus-client registry to show them in too (``prometheus_client.REGISTRY``, for
     ``start_http_server``); :meth:`render` gives the text either way."""
 
-    live = False  # counts need no call's start, nor its successful attempts
+    # counts need no call's start nor its successful attempts; the gateway's (calls=False)
+    # count its requests' tokens themselves, so they hear of failed attempts only
+    reports: Reports
 
     def __init__(self, *, registry: CollectorRegistry | None = None,
                  models: Iterable[str] | None = None, served_models: Iterable[str] | None = None,
@@ -92,6 +94,7 @@ class Metrics(BaseObserver):
         # modelwire_calls and its histogram; the gateway leaves them out (its requests are
         # its calls: modelwire_requests and its histogram count and time them)
         self.count_calls = calls
+        self.reports = "ends" if calls else "failures"
         # label values already checked against the allow-lists (only allowed ones: a name a
         # client invents is never kept), one table per kind of name
         self._models: dict[str | None, str] = {}
@@ -146,24 +149,29 @@ class Metrics(BaseObserver):
             if self.count_calls:
                 _inc(self._calls, (model, provider, "error" if call.error_type else "ok"))
                 observe(self._call_s, (model,), (call.ended_ns - call.started_ns) / 1e9, LATENCY)
-            if usage:
-                key = (model, provider)
-                row = self._tokens.get(key)
-                if row is None:
-                    row = self._tokens[key] = [0, 0, 0, 0, 0]
-                row[0] += usage.get("prompt_tokens") or 0
-                row[1] += usage.get("completion_tokens") or 0
-                row[2] += usage.get("cache_read_tokens") or 0
-                row[3] += usage.get("cache_write_tokens") or 0
-                row[4] += usage.get("reasoning_tokens") or 0
-            cost = call.cost
-            if cost:
-                _inc(self._cost, (model, provider), cost)
+            self._count_usage(model, provider, usage, call.cost)
+
+    def _count_usage(self, model: str, provider: str, usage: Any, cost: float | None) -> None:
+        """Tokens and cost of one answer (the lock held)."""
+        if usage:
+            key = (model, provider)
+            row = self._tokens.get(key)
+            if row is None:
+                row = self._tokens[key] = [0, 0, 0, 0, 0]
+            row[0] += usage.get("prompt_tokens") or 0
+            row[1] += usage.get("completion_tokens") or 0
+            row[2] += usage.get("cache_read_tokens") or 0
+            row[3] += usage.get("cache_write_tokens") or 0
+            row[4] += usage.get("reasoning_tokens") or 0
+        if cost:
+            _inc(self._cost, (model, provider), cost)
 
     # ---------------------------------------------------- gateway requests
     def request(self, door: str, model: str | None, upstream: str | None, status: int, lane: bool,
-                seconds: float, overhead: float | None, first_token: float | None) -> None:
-        """One gateway request answered (``upstream``: ``provider/model-id``)."""
+                seconds: float, overhead: float | None, first_token: float | None,
+                answer: Any = None) -> None:
+        """One gateway request answered (``upstream``: ``provider/model-id``; ``answer``:
+        the Completion, whose usage and cost count)."""
         provider, _, served = (upstream or "").partition("/") if upstream != _NONE else ("", "", "")
         model_label = self._models.get(model) or _label(self._models, self.models, model)
         key = (door, model_label, self._served.get(served) or _label(self._served, self.served_models, served),
@@ -178,6 +186,8 @@ class Metrics(BaseObserver):
                 observe(self._overhead_s, (door,), overhead, OVERHEAD)
             if first_token is not None:
                 observe(self._first_s, (door, model_label), first_token, LATENCY)
+            if answer is not None:
+                self._count_usage(key[1], key[3], answer.usage, answer.cost)
 
     def gauge(self, name: str, change: float) -> None:
         """``modelwire_open_streams`` / ``modelwire_open_connections`` up or down."""

@@ -10,9 +10,12 @@ reads it from :attr:`CallStart.messages` itself, and only when its user turned i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, runtime_checkable
 
-__all__ = ["AttemptReport", "BaseObserver", "CallReport", "CallStart", "Observer", "Observers"]
+__all__ = ["AttemptReport", "BaseObserver", "CallReport", "CallStart", "Observer", "Observers", "Reports"]
+
+Reports: TypeAlias = Literal["all", "ends", "failures"]
+_REPORTS: tuple[Reports, ...] = ("all", "ends", "failures")  # widest first
 
 
 class CallStart(NamedTuple):
@@ -72,10 +75,12 @@ class Observer(Protocol):
     Called on the Client's own path: keep each call short and never raise (an exception
     is logged and the call goes on)."""
 
-    # True (a tracer): call_started at each call's start, upstream_headers per attempt,
-    # every attempt reported. False (metrics): only failed attempts and each call's end
-    # are reported, with a handle of None; less work on each call
-    live: bool
+    # what the observer hears of (each narrower one is less work on every call):
+    # "all" (a tracer): call_started at each call's start, upstream_headers per attempt,
+    # every attempt, the call's end. "ends" (metrics): failed attempts and each call's
+    # end, with a handle of None. "failures": failed attempts only (the gateway's metrics,
+    # which count the rest from its own requests)
+    reports: Reports
 
     def call_started(self, call: CallStart) -> Any: ...
 
@@ -92,7 +97,7 @@ class Observer(Protocol):
 class BaseObserver:
     """An :class:`Observer` that does nothing: subclass it and override what you need."""
 
-    live = True
+    reports: Reports = "all"
 
     def call_started(self, call: CallStart) -> Any:
         return None
@@ -113,7 +118,8 @@ class Observers(BaseObserver):
 
     def __init__(self, *observers: Observer) -> None:
         self.observers = tuple(observers)
-        self.live = any(getattr(o, "live", True) for o in self.observers)
+        widest = min(_REPORTS.index(getattr(o, "reports", "all")) for o in self.observers)
+        self.reports = _REPORTS[widest]
 
     def call_started(self, call: CallStart) -> Any:
         return tuple(o.call_started(call) for o in self.observers)

@@ -20,7 +20,8 @@ _NO_HEADERS: tuple[tuple[str, str], ...] = ()
 
 
 class CallWatch:
-    __slots__ = ("attempt_started", "handle", "live", "model", "observer", "started", "stream", "tried")
+    __slots__ = ("attempt_started", "ends", "handle", "live", "model", "observer", "started", "stream",
+                 "tried")
 
     def __init__(self, observer: Observer, model: str, stream: bool, messages: Sequence[Any]) -> None:
         self.observer = observer
@@ -30,8 +31,10 @@ class CallWatch:
         self.tried = 0
         self.handle = None
         # an observer that does not follow calls live (metrics) hears of failed attempts
-        # and of the call's end only: no call_started, no upstream_headers
-        self.live = getattr(observer, "live", True)
+        # (and of the call's end, unless it asked for failures only)
+        reports = getattr(observer, "reports", "all")
+        self.live = reports == "all"
+        self.ends = reports != "failures"
         if self.live:
             try:
                 self.handle = observer.call_started(CallStart(model, stream, self.started, messages))
@@ -91,6 +94,8 @@ class CallWatch:
             usage=getattr(partial, "usage", None), error_type=type(error).__name__))
 
     def _end(self, report: CallReport) -> None:
+        if not self.ends:
+            return
         try:
             self.observer.call_ended(self.handle, report)
         except Exception:
