@@ -69,7 +69,7 @@ def test_prometheus_reads_consistent_counters_from_two_workers_under_load(emulat
     tmp_root = pathlib.Path(tempfile.gettempdir())
     before = set(tmp_root.glob("modelwire-metrics-*"))
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("MODELWIRE_GATEWAY_KEYS", "PROMETHEUS_MULTIPROC_DIR")}
+    env = {k: v for k, v in os.environ.items() if k not in ("MODELWIRE_GATEWAY_KEYS", "MODELWIRE_METRICS_DIR")}
     gateway = subprocess.Popen([sys.executable, "-m", "modelwire.cli", "serve", "--config", str(cfg),
                                 "--port", str(port), "--workers", "2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -117,21 +117,21 @@ def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _metrics_dir() -> Iterator[None]:
-    """Workers write their metrics to one directory of this run (prometheus-client's
-    multiprocess mode), so a scrape of any worker reads them all; removed on exit. One
-    set by the user (PROMETHEUS_MULTIPROC_DIR) is theirs: used, kept."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    """Workers write their metrics to one directory of this run (modelwire.observe.tally),
+    so a scrape of any worker reads them all; removed on exit. One set by the user
+    (MODELWIRE_METRICS_DIR) is theirs: used, kept."""
+    if os.environ.get("MODELWIRE_METRICS_DIR"):
         yield
         return
     import shutil
     import tempfile
 
     path = tempfile.mkdtemp(prefix="modelwire-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    os.environ["MODELWIRE_METRICS_DIR"] = path
     try:
         yield
     finally:
-        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        os.environ.pop("MODELWIRE_METRICS_DIR", None)
         shutil.rmtree(path, ignore_errors=True)
 
 

@@ -5,7 +5,7 @@ Needs ``prometheus-client`` (a dependency of modelwire), imported only when metr
 on. Label values are bounded: a model name outside ``models`` (the gateway passes its
 configured names and aliases) and an upstream id outside ``served_models`` count as
 ``other``, so no client can grow the series by inventing names. With
-``PROMETHEUS_MULTIPROC_DIR`` set (``modelwire serve --workers N`` sets it to a directory
+``MODELWIRE_METRICS_DIR`` set (``modelwire serve --workers N`` sets it to a directory
 of its own run, removed on exit), every worker writes its counts there and a scrape of
 any worker reads the sum (:mod:`.tally`).
 """
@@ -69,7 +69,7 @@ _CREDENTIALS_HELP = "Credentials by provider and state (ok, cooling, dead), of t
 
 def multiprocess_dir() -> str | None:
     """The multiprocess directory in force (``None``: one process)."""
-    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+    return os.environ.get("MODELWIRE_METRICS_DIR") or None
 
 
 class Metrics(BaseObserver):
