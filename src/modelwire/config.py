@@ -603,7 +603,7 @@ class _Validator:
         if endpoint is not None and not endpoint.startswith(("http://", "https://")):
             raise self.fail("gateway.tracing.otlp_endpoint",
                             f"expected an http:// or https:// URL, got {endpoint!r}")
-        internal = self.fallback_list(spec.get("internal_models"), "gateway.tracing.internal_models")
+        internal = self.name_list(spec.get("internal_models"), "gateway.tracing.internal_models")
         for i, name in enumerate(internal):
             self.model_ref(name, f"gateway.tracing.internal_models[{i}]", models)
         return TracingConfig(
@@ -615,14 +615,18 @@ class _Validator:
             content=self.boolean(spec.get("content"), "gateway.tracing.content", False),
         )
 
-    def fallback_list(self, value: Any, key: str) -> tuple[str, ...]:
-        """A list of strings (or one string)."""
+    def name_list(self, value: object, key: str) -> tuple[str, ...]:
+        """A list of names (or one name)."""
         if value is None:
             return ()
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
-            raise self.fail(key, f"expected a list of model names, got {_kind(value)}")
-        return tuple(items)
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list):
+            items = cast("list[object]", value)
+            names = [i for i in items if isinstance(i, str) and i]
+            if len(names) == len(items):
+                return tuple(names)
+        raise self.fail(key, f"expected a list of model names, got {_kind(cast(object, value))}")
 
     def gateway_limits(self, spec: dict[str, Any], defaults: GatewayConfig) -> dict[str, Any]:
         """The ``gateway:`` keys that bound resources (docs/reference/limits.md)."""

@@ -40,7 +40,7 @@ class RequestFacts(Protocol):
     span_token: Any
 
 
-def metrics_wanted(metrics_config: Any, loopback: bool, keys: Iterable[str]) -> bool:
+def metrics_wanted(metrics_config: Any, loopback: bool, keys: Iterable[object]) -> bool:
     """``gateway.metrics.enabled``; unset: on when the gateway is bound to loopback or
     ``/metrics`` has keys of its own."""
     enabled = getattr(metrics_config, "enabled", None)
@@ -60,7 +60,7 @@ class GatewayObserver:
             parts[0] if len(parts) == 1 else Observers(*parts) if parts else None)
 
     @classmethod
-    def from_config(cls, config: Any, *, loopback: bool, metrics_keys: Iterable[str],
+    def from_config(cls, config: Any, *, loopback: bool, metrics_keys: Iterable[object],
                     credentials: Callable[[], Iterable[tuple[str, str, int]]]) -> GatewayObserver | None:
         gw = getattr(config, "gateway", None)
         metrics = tracer = provider = None

@@ -119,7 +119,7 @@ class Observers(BaseObserver):
     def __init__(self, *observers: Observer) -> None:
         self.observers = tuple(observers)
         widest = min(_REPORTS.index(getattr(o, "reports", "all")) for o in self.observers)
-        self.reports = _REPORTS[widest]
+        self.reports: Reports = _REPORTS[widest]
 
     def call_started(self, call: CallStart) -> Any:
         return tuple(o.call_started(call) for o in self.observers)
