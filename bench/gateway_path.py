@@ -55,6 +55,9 @@ STREAM_WIRE = [(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-
                 b"connection: keep-alive\r\n\r\n" % sum(map(len, EVENTS))) + EVENTS[0], b"".join(EVENTS[1:])]
 STREAM = False
 METRICS_OFF = ""  # --metrics off: ", metrics: {enabled: false}" in the gateway's config
+# --teams: teams on (SQLite store in the work folder) and every request sent with a virtual
+# key that has a budget, rpm and tpm, so each request is looked up, admitted and settled
+TEAMS = False
 # what the openai Python SDK sends (its x-stainless-* set), in its order
 SDK_HEADERS = [
     ("host", "127.0.0.1:4000"), ("accept-encoding", "gzip, deflate"), ("connection", "keep-alive"),
@@ -162,7 +165,10 @@ _phase = _Phases()
 def _request_bytes(model: str) -> bytes:
     body = json.dumps({"model": model, **bench_gateway.CONVERSATION, "max_tokens": bench_gateway.MAX_TOKENS,
                        **({"stream": True} if STREAM else {})}).encode()
-    head = "".join(f"{k}: {v}\r\n" for k, v in SDK_HEADERS)
+    head = "".join(f"{k}: {v}\r\n" for k, v in SDK_HEADERS
+                   if not (TEAMS and k == "authorization"))
+    if TEAMS:
+        head += f"authorization: Bearer {_TEAMS_KEY}\r\n"
     return f"POST /v1/chat/completions HTTP/1.1\r\n{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
 
@@ -182,7 +188,12 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, base_url: 'http://127.0.0.1:9/v1'}\n"
                    "  emu-lane: {provider: openai, model: emulator-1, base_url: 'http://127.0.0.1:9/v1', "
                    "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\n"
-                   f"gateway: {{access_log: false{METRICS_OFF}}}\n")
+                   f"gateway: {{access_log: false{METRICS_OFF}}}\n"
+                   + (f"teams: {{enabled: true, store: 'sqlite:///{workdir}/state.db'}}\n"
+                      "prices: {'emulator/emulator-1': {input: 1, output: 2}, "
+                      "'openai/emulator-1': {input: 1, output: 2}}\n" if TEAMS else ""))
+    if TEAMS:
+        _make_key(cfg)
     app = create_app(load_config(str(cfg)))
     config = uvicorn.Config(app, http=GatewayHTTP, lifespan="on", log_level="critical", proxy_headers=False)
     config.load()
@@ -208,6 +219,24 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     if not sock.first.startswith(b"HTTP/1.1 200"):
         raise SystemExit(f"{model}: the gateway did not answer 200: {sock.first[:300]!r}")
     return one, b"x-modelwire-lane: passthrough" in sock.first, lifespan
+
+
+_TEAMS_KEY = ""
+
+
+def _make_key(cfg: Path) -> None:
+    """--teams: one virtual key (made once per work folder) that no request will exhaust."""
+    global _TEAMS_KEY
+    if _TEAMS_KEY:
+        return
+    from modelwire.config import load_config
+    from modelwire.teams.admin import KeyAdmin
+    from modelwire.teams.backends import open_store, store_url
+
+    store = open_store(store_url(load_config(str(cfg))))
+    _key, _TEAMS_KEY = KeyAdmin(store).create_key(
+        {"name": "bench", "budget": "1000000000/month", "rpm": 10**9, "tpm": 10**12})
+    store.close()
 
 
 # --cold: the simulated last-level cache, and what is read between two requests so that it
@@ -300,7 +329,7 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, co
     argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
             "--dump-before=zlib_crc32", *sim, python, str(here), "--turns", str(turns), "--_count", model, str(n),
             *(["--stream"] if STREAM else []), *(["--cold"] if cold else []),
-            *(["--metrics", "off"] if METRICS_OFF else [])]
+            *(["--metrics", "off"] if METRICS_OFF else []), *(["--teams"] if TEAMS else [])]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     dumps = list(workdir.glob(f"{out.name}.*"))
     if done.returncode != 0 or len(dumps) != 1:
@@ -346,12 +375,16 @@ def main() -> int:
     ap.add_argument("--other-src", metavar="DIR",
                     help="first run the same measurement with the modelwire of DIR/src (an older "
                          "checkout), for a side-by-side comparison")
+    ap.add_argument("--teams", action="store_true",
+                    help="teams on: each request carries a virtual key with a budget, rpm and tpm "
+                         "(looked up, admitted, settled, its spend row written in batches)")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cold and not args.instructions:
         ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
-    global STREAM, METRICS_OFF
+    global STREAM, METRICS_OFF, TEAMS
     STREAM = args.stream
+    TEAMS = args.teams
     if args.metrics == "off":
         METRICS_OFF = ", metrics: {enabled: false}"
     if args.other_src:

@@ -61,7 +61,7 @@ class _Ctx:
     observe: Any = None
     overhead: float | None = None  # seconds, as x-modelwire-overhead-ms says
     first_token: float | None = None  # perf_counter of a stream's first event
-    completion: Any = None  # what answered (its usage and cost)
+    completion: Any = None  # what answered: its usage and cost (metrics); teams settle a stream from it
     span: Any = None
     span_token: Any = None
 
@@ -251,10 +251,11 @@ class _Handlers:
         observe = ctx.observe = self.gw.observe
         if observe is not None:
             observe.started(ctx, _DOOR_PATHS[door], request.headers)
+        ticket = None  # teams: the request's reservation, settled once it is served
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
-            self.gw.keys.check(request.headers, passthrough=self.gw.passthrough_keys)
+            who = await self.gw.keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
             req = await self._decode(request, ctx)
             ctx.model = self.gw.models.resolve(req.get("model"))
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):
@@ -267,6 +268,8 @@ class _Handlers:
                 await self.gw.slots.acquire(ctx.model)
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
+            if self.gw.admission is not None:
+                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
             same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
@@ -274,6 +277,8 @@ class _Handlers:
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
                     held = self._hand_slot(forwarded, held)
+                    if ticket is not None:
+                        forwarded = await ticket.served(forwarded, ctx)
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
@@ -285,6 +290,8 @@ class _Handlers:
             if ctx.streaming:
                 streamed = await self._stream(client, req, opts, ctx)
                 held = self._hand_slot(streamed, held)
+                if ticket is not None:
+                    streamed = await ticket.served(streamed, ctx)
                 return streamed
             before_upstream = time.perf_counter()
             work = CLIENT_WORK.get()
@@ -307,7 +314,10 @@ class _Handlers:
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
             ctx.completion = completion
-            return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
+            reply = Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
+            if ticket is not None:
+                reply = await ticket.served(reply, ctx, completion)
+            return reply
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
@@ -316,6 +326,8 @@ class _Handlers:
         finally:
             if held is not None:
                 self.gw.slots.release(held)
+            if ticket is not None:
+                await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
             if observe is not None:
@@ -382,11 +394,10 @@ class _Handlers:
                     if data:
                         yield data
                 yield encoder.close()
-                done = getattr(stream, "completion", None)
+                done = ctx.completion = getattr(stream, "completion", None)
                 if done is not None:
                     ctx.upstream = f"{done.provider}/{done.model}"
                     ctx.tokens = done.usage["total_tokens"]
-                    ctx.completion = done
             except ModelwireError as exc:
                 ctx.status = from_exception(exc, door).status
                 yield encoder.feed(StreamError(scrubbed(exc)))
