@@ -158,7 +158,7 @@ class Turn:
             headers += tuple(self.options.headers.items())
         if self.watch is not None:
             headers += self.watch.headers(ep.name)
-        target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers)
+        target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers, self.settings.encode_cache)
         return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
 
     def _request(self, ep: Endpoint, stream: bool, strip: bool,
