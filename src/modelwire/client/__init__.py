@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ..embeddings import Embeddings
     from ..events import StreamEvent
     from ..model import Model
+    from ..observe import Observer
     from ..providers.embedding import EmbeddingEncoding, InputType
     from ..providers.prices import Price
     from ..resilience import RetryPolicy, Skipped
@@ -87,6 +88,7 @@ class _Base:
         strict_fallbacks: bool = True,
         prices: Mapping[str, Any] | None = None,
         encode_cache: EncodeCache | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
@@ -102,6 +104,8 @@ class _Base:
         # (imports, caches, the HTTP stack's first use) runs now, offline; only the
         # connection itself is left for it (`import modelwire` itself stays light)
         self._warm()
+        # reports begin with the caller's first call (the warm-up's offline passes are not calls)
+        self._settings.observer = observer
 
     def _warm(self) -> None:
         _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))
@@ -231,6 +235,9 @@ class Client(_Base):
         prices: ``provider/model-id`` -> a :class:`~modelwire.Price` or its dict (USD per
             million tokens), over the built-in table and the config's ``prices:``; used
             by :attr:`Completion.cost <modelwire.Completion.cost>`.
+        observer: A :class:`modelwire.observe.Observer` told of each call and attempt
+            (:class:`~modelwire.observe.Metrics`, :class:`~modelwire.observe.Tracer`, or
+            your own; docs/guides/observability.md).
         speed: ``"fast"``: Anthropic's fast mode for every call where the model has it
             (off by default).
         fallback_stick_s: After a call fell back, later calls start at the model that

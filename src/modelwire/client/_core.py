@@ -124,6 +124,7 @@ class Settings:
 
         self.pools = pools
         self.encode_cache = EncodeCache() if encode_cache is None else encode_cache
+        self.observer: Any = None  # Client(observer=...): see modelwire.observe
         # settings a model answered 400 to ("does not take"), by endpoint name: later calls
         # leave them out from the start instead of paying the 400 again
         self.refused: dict[str, set[str]] = {}
