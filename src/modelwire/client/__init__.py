@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from ..accumulate import Accumulator
+from ..completion import Timing
 from ..errors import ModelwireError
 from ..events import (
     Finish,
@@ -43,7 +44,8 @@ from ..events import (
     UsageEvent,
 )
 from ._core import Options, Plan, Settings
-from ._turn import Turn, add_work, sleep_async
+from ._turn import Turn, sleep_async
+from .upstream import CredentialHealth, Lease, Upstream
 
 if TYPE_CHECKING:
     from ..completion import Completion
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
     from ..resilience import RetryPolicy, Skipped
     from ..transport import AsyncTransport, SyncTransport, Timeouts
 
-__all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
+__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "Lease", "Stream", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 
@@ -89,6 +91,7 @@ class _Base:
         )
         self._sleep = sleep
         self._transport = transport
+        self._settings.transport = self._http  # what the Upstreams send through
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
         # the first request should cost about what later ones do: its one-time work
@@ -119,6 +122,11 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    @property
+    def has_fallback(self) -> bool:
+        """Whether another model stands behind the primary (``fallback=`` or the config's)."""
+        return bool(self._settings.fallback())
 
     @property
     def skipped_fallbacks(self) -> tuple[Skipped, ...]:
@@ -565,6 +573,17 @@ class AsyncClient(_Base):
         # HTTP exchange itself, only its per-origin work
         _dry_run(self._settings, ep, send if warm is not None else None, "async")
 
+    def upstream(self) -> Upstream:
+        """The primary model as an :class:`~modelwire.client.Upstream`: what a relay needs
+        to send requests of its own to it (lease, encode, send or stream, report,
+        release) through this Client's transport, credentials and books."""
+        return self._settings.upstream(self._settings.endpoint(self.model, primary=True))
+
+    def upstreams(self) -> tuple[Upstream, ...]:
+        """Every model of the chain resolved so far as an :class:`~modelwire.client.Upstream`
+        (the primary first): a relay's health check reads their credential pools."""
+        return self._settings.upstreams()
+
     def _http(self) -> AsyncTransport:
         if self._transport is None:
             from ..transport import AsyncHTTPTransport
@@ -612,18 +631,18 @@ class AsyncClient(_Base):
                             resp = await http.send(plan.request, plan.base_url, plan.timeouts)
                     finally:
                         waited += time.perf_counter() - t
-                    if plan.stream:
-                        return turn.succeed(done)
-                    if resp.status >= 400:
-                        raise turn.http_error(resp.status, resp.headers, resp.body)
-                    return turn.succeed(turn.decode_response(resp.body))
+                    if not plan.stream:
+                        if resp.status >= 400:
+                            raise turn.http_error(resp.status, resp.headers, resp.body)
+                        done = turn.decode_response(resp.body)
+                    timing = Timing(time.perf_counter() - started - waited, waited)
+                    return turn.succeed(done, timing=timing)
                 except ModelwireError as exc:
                     wait = turn.fail(exc)
                 if wait > 0:
                     waited += await sleep_async(sleep, wait)
         finally:
             turn.release()
-            add_work(time.perf_counter() - started - waited)
 
     def stream(
         self,
@@ -650,7 +669,7 @@ class AsyncClient(_Base):
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
         stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
-        add_work(time.perf_counter() - started)
+        stream.work = time.perf_counter() - started
         return stream
 
     async def embed(
@@ -710,6 +729,9 @@ class AsyncStream:
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
+        # seconds of the Client's own work so far (preparing and encoding each attempt),
+        # not its waits: what a relay adds to its own time before the first event
+        self.work = 0.0
         self._batched = False
         self._gen = self._run()
 
@@ -766,7 +788,7 @@ class AsyncStream:
                     t = time.perf_counter()
                     plan = turn.plan()
                     acc = self._acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
-                    add_work(time.perf_counter() - t)  # each attempt's encode, before any wait
+                    self.work += time.perf_counter() - t  # each attempt's encode, before any wait
                     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())

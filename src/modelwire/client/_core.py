@@ -25,10 +25,11 @@ from ..transport import Timeouts
 from ._creds import CredentialSource, source_for
 
 if TYPE_CHECKING:
-    from ..codecs._target import EncodedRequest
+    from ..codecs import EncodedRequest
     from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import RetryPolicy
+    from .upstream import Upstream
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
 
@@ -139,6 +140,10 @@ class Settings:
         self.headers = tuple((headers or {}).items())
         self.retry = retry or RetryPolicy()
         self._endpoints: dict[Model | str, Endpoint] = {}
+        # each endpoint's Upstream, by the endpoint's identity (endpoints live as long as
+        # these settings: they are made once and kept in _endpoints)
+        self._upstreams: dict[int, Upstream] = {}
+        self.transport: Callable[[], Any] | None = None  # () -> the Client's transport
         self._chain: FallbackChain[Endpoint] | None = None
         self._lock = threading.Lock()
 
@@ -262,6 +267,19 @@ class Settings:
             timeouts=None if entry.timeout is None else _timeouts(entry.timeout),
             price=price_for(profile.name, resolved.model_id, self.prices()),
         )
+
+    def upstream(self, endpoint: Endpoint) -> Upstream:
+        """The :class:`~modelwire.client.upstream.Upstream` of a resolved endpoint (made once)."""
+        up = self._upstreams.get(id(endpoint))
+        if up is None:
+            from .upstream import Upstream
+
+            up = self._upstreams.setdefault(id(endpoint), Upstream(self, endpoint, self.transport))
+        return up
+
+    def upstreams(self) -> tuple[Upstream, ...]:
+        """The Upstreams of every endpoint resolved so far (the primary first)."""
+        return tuple(self.upstream(ep) for ep in list(self._endpoints.values()))
 
     def chain(self) -> FallbackChain[Model, Endpoint]:
         """The resolved chain (built once: resolution is pure and the inputs are fixed).

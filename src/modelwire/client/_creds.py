@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
     from ..resilience.classify import Failure
 
-__all__ = ["CredentialSource", "EnvKey", "FixedKey", "Held", "PoolKey", "source_for"]
+__all__ = ["CredentialHealth", "CredentialSource", "EnvKey", "FixedKey", "Held", "PoolKey", "source_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,22 @@ class Held:
     pooled: bool = False
     oauth: bool = False
     lease: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialHealth:
+    """The state of an upstream's credential pool, in counts (never secrets).
+
+    ``store``: ``ok``, or what the credential store reports (a Redis store that does not
+    answer: the pool runs on local state). ``count``: credentials in the pool.
+    ``usable``: one of them can be leased now. ``available_in``: seconds until the first
+    cooling one frees up (``None`` when none is usable and every one is dead, or when
+    one is usable now)."""
+
+    store: str
+    count: int
+    usable: bool
+    available_in: float | None = None
 
 
 class CredentialSource(Protocol):
@@ -46,6 +62,7 @@ class CredentialSource(Protocol):
     def refresh(self, held: Held, error: Any = None) -> bool: ...
     def renew_every(self, held: Held) -> float | None: ...
     def renew(self, held: Held) -> None: ...
+    def health(self) -> CredentialHealth | None: ...
 
 
 class FixedKey:
@@ -80,6 +97,9 @@ class FixedKey:
 
     def renew(self, held: Held) -> None:
         pass
+
+    def health(self) -> CredentialHealth | None:
+        return None  # no pool: nothing cools
 
 
 class EnvKey(FixedKey):
@@ -184,6 +204,17 @@ class PoolKey:
     def renew(self, held: Held) -> None:
         if held.lease is not None:
             held.lease.renew()
+
+    def health(self) -> CredentialHealth | None:
+        pool = self._pool
+        if pool is None:  # not opened yet: nothing to report, and nothing opened to say so
+            return None
+        listed = pool.credentials()
+        now = pool.clock.time()
+        usable = any(c.is_available(now) for c in listed)
+        free_at = None if usable or not listed else pool.next_available_at(listed)
+        return CredentialHealth(pool.health, len(listed), usable,
+                                None if free_at is None else max(0.0, free_at - now))
 
     def refresh(self, held: Held, error: Any = None) -> bool:
         """Report the 401: the pool refreshes an OAuth credential (single-use refresh

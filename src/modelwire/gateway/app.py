@@ -9,39 +9,35 @@ codec. Errors come out in the door's own shape (:mod:`.errors`).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelwireError
 from .auth import GatewayKeys
 from .clients import ClientCache
-from .errors import Door, GatewayError, HttpError, error_body, retry_after_header
 from .limits import Limits
 from .models import ModelTable
 from .seal import Sealer
 
+if TYPE_CHECKING:
+    from ..config import Config
+
 __all__ = ["FrontDoors", "Gateway", "create_app"]
 
 log = logging.getLogger("modelwire.gateway")
-access_log = logging.getLogger("modelwire.gateway.access")
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
-_REQUEST_FIELDS = frozenset((
-    "tools", "tool_choice", "thinking", "max_tokens", "temperature", "top_p", "stop",
-    "response_format", "parallel_tool_calls",
-))
 
 
 class Gateway:
     """State shared by all requests: config, keys, model table, sealer, clients."""
 
-    def __init__(self, config: Any, *, environ: dict[str, str] | None = None) -> None:
+    def __init__(self, config: Config, *, environ: dict[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         self.config = config
-        gw = getattr(config, "gateway", None)
-        self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
+        gw = config.gateway
+        self.keys = GatewayKeys.from_env(gw.keys_env or "MODELWIRE_GATEWAY_KEYS", env)
         self.models = ModelTable.from_config(config)
         self.limits = Limits.from_config(gw)
         self.slots: Any = None  # gateway.max_concurrent_per_model, when set
@@ -49,21 +45,21 @@ class Gateway:
             from .slots import ModelSlots
 
             self.slots = ModelSlots(self.limits.max_concurrent_per_model, self.limits.queue_timeout)
-        self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
-        self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
-        self.access_log = bool(getattr(gw, "access_log", True))
-        self.unsupported_tools = str(getattr(gw, "unsupported_tools", None) or "drop")
+        self.max_body = int(gw.max_body_bytes or DEFAULT_MAX_BODY)
+        self.passthrough_keys = bool(gw.client_key_passthrough)
+        self.access_log = bool(gw.access_log)
+        self.unsupported_tools = str(gw.unsupported_tools or "drop")
         from ..resilience import RetryPolicy
 
         # a request is not held for a long Retry-After: its client's SDK retries itself
-        self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
-        seal_env = self.seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
+        self.retry = RetryPolicy(give_up_over=float(gw.max_retry_wait))
+        seal_env = self.seal_env = gw.seal_secret_env or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
         if self.sealer.ephemeral:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
         self._clients = ClientCache(_configured_names(config), self.limits.max_adhoc_clients, self._retire)
-        routing = getattr(config, "smart_routing", None)
+        routing = config.smart_routing
         self.routing_on = bool(routing and routing.enabled and routing.cheap_model)
         self.routing_memory: Any = None
         if self.routing_on:
@@ -82,10 +78,8 @@ class Gateway:
         """Build each configured model's client and load the codecs at startup, so the
         first requests do not pay for imports and tables (and startup's objects can be
         frozen). A model that cannot be built now still gets its error per request."""
-        from ..codecs import codec_for
+        from . import doors  # noqa: F401  (the doors load their codecs)
 
-        for door in ("chat_completions", "anthropic_messages", "responses"):
-            codec_for(door)
         for name in self.models.names:
             try:
                 self.client(name)
@@ -108,7 +102,7 @@ class Gateway:
 
     def routes(self, model: str) -> bool:
         """Whether smart routing decides requests for ``model`` (from their conversation)."""
-        return bool(self.routing_on) and model == getattr(self.config, "default_model", None)
+        return bool(self.routing_on) and model == self.config.default_model
 
     def route(self, model: str, messages: list[Any], conversation_id: str | None) -> tuple[str, Any]:
         """Smart routing for requests to the default model: a simple turn goes to the
@@ -166,28 +160,20 @@ class Gateway:
         revoked key): its requests fail or fall back until then. Counts, never secrets."""
         problems = []
         for name, client in list(self._clients.items()):
-            settings = getattr(client, "_settings", None)
-            if settings is None:
-                continue
-            for ep in list(getattr(settings, "_endpoints", {}).values()):
-                creds = getattr(ep, "creds", None)
-                pool = getattr(creds, "_pool", None)  # only pools already opened
-                if pool is None:
+            for up in client.upstreams():
+                state = up.health()  # None: no pool, or none opened yet
+                if state is None:
                     continue
-                state = pool.health
-                if state != "ok":
-                    problems.append({"model": name, "provider": ep.profile.name,
-                                     "credential_store": state})
-                listed = pool.credentials()
-                now = pool.clock.time()
-                if listed and not any(c.is_available(now) for c in listed):
-                    free_at = pool.next_available_at(listed)  # None: all dead
+                if state.store != "ok":
+                    problems.append({"model": name, "provider": up.provider,
+                                     "credential_store": state.store})
+                if state.count and not state.usable:
                     problem: dict[str, Any] = {
-                        "model": name, "provider": ep.profile.name,
-                        "credentials": "all cooling" if free_at is not None else "all dead",
-                        "count": len(listed)}
-                    if free_at is not None:
-                        problem["available_in_s"] = max(0, round(free_at - now))
+                        "model": name, "provider": up.provider,
+                        "credentials": "all cooling" if state.available_in is not None else "all dead",
+                        "count": state.count}
+                    if state.available_in is not None:
+                        problem["available_in_s"] = max(0, round(state.available_in))
                     problems.append(problem)
         return {
             "status": "degraded" if problems or self.draining else "ok",
@@ -204,14 +190,12 @@ class Gateway:
         self._clients.clear()
 
 
-def _configured_names(config: Any) -> frozenset[str]:
+def _configured_names(config: Config) -> frozenset[str]:
     """Model strings the config names (models, alias targets, the default, the cheap
     model): their clients are pinned, never evicted."""
-    names = set(getattr(config, "models", {}) or {})
-    gw = getattr(config, "gateway", None)
-    names.update((getattr(gw, "aliases", {}) or {}).values())
-    routing = getattr(config, "smart_routing", None)
-    for name in (getattr(config, "default_model", None), getattr(routing, "cheap_model", None)):
+    names = set(config.models)
+    names.update(config.gateway.aliases.values())
+    for name in (config.default_model, config.smart_routing.cheap_model):
         if name:
             names.add(name)
     return frozenset(names)
@@ -255,93 +239,7 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def _new_id_prefix() -> None:
-    global _ID_PREFIX, _ID_COUNT
-    _ID_PREFIX = "req_" + os.urandom(8).hex()
-    # ten decimal digits from a random start: ids stay one length for a billion requests
-    _ID_COUNT = itertools.count(10**9 + int.from_bytes(os.urandom(4), "big") % 10**9)
-
-
-_new_id_prefix()
-os.register_at_fork(after_in_child=_new_id_prefix)  # a forked worker must not repeat ids
-
-
-def _request_id() -> str:
-    """``req_`` + 16 hex digits + 10 decimal ones: 64 random bits drawn once per process,
-    then a counter (unique without a getrandom syscall per request; uuid4 cost 3x as
-    much). Decimal, not hex: the int-to-text code every request already runs, not the
-    format-spec machinery that nothing else on the path needs."""
-    return f"{_ID_PREFIX}{next(_ID_COUNT)}"
-
-
-def ms_text(ms: float) -> str:
-    """``ms`` with three decimals (``x-modelwire-overhead-ms``), in integer arithmetic:
-    float formatting is code no other part of a request runs (cold at concurrency 1)."""
-    us = int(ms * 1000.0 + 0.5) if ms > 0 else 0
-    return f"{us // 1000}.{str(1000 + us % 1000)[1:]}"
-
-
-def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
-    import orjson
-
-    from .asgi import Reply
-
-    headers = {"x-request-id": request_id, **retry_after_header(err)}
-    return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
-
-
-def _request_options(req: dict[str, Any]) -> dict[str, Any]:
-    """The request's fields with an internal meaning, as the Client's arguments."""
-    # the set operation in C: a request carries one or two of the nine, usually
-    return {k: req[k] for k in req.keys() & _REQUEST_FIELDS if req[k] is not None}
-
-
-def _client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
-    opts = _request_options(req)
-    # native fields and tools: the Client gives them to the models of the chain that speak
-    # the door's protocol, leaves the fields out for the others and refuses their tools
-    opts["extra_api"] = door
-    extra = req.get("extra")
-    if extra:
-        if extra.get("speed") is not None:
-            # Anthropic's speed field is the Client's speed option: sent (with its beta)
-            # where the upstream has fast mode, left out elsewhere, never blindly copied
-            extra = {k: v for k, v in extra.items() if k != "speed"}
-            opts["speed"] = "fast" if req["extra"]["speed"] == "fast" else "standard"
-        if extra:
-            opts["extra"] = extra
-    return opts
-
-
-def _too_large(limit: int) -> GatewayError:
-    return GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
-
-
-async def _read_body(request: Any, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    message = await request.receive()
-    if message["type"] == "http.disconnect":
-        from .asgi import ClientGone
-
-        raise ClientGone("the client disconnected while sending its request")
-    body = message.get("body", b"")
-    if len(body) > limit:
-        raise _too_large(limit)
-    if not message.get("more_body", False):
-        return body  # the usual case: the whole body in one message
-    chunks = [body]
-    size = len(body)
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> Any:
+def create_app(config: Config | None = None, *, environ: dict[str, str] | None = None) -> Any:
     """The ASGI app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
     from contextlib import asynccontextmanager
 
