@@ -45,7 +45,7 @@ from ..events import (
 )
 from ._core import Options, Plan, Settings
 from ._turn import Turn, sleep_async
-from .upstream import CredentialHealth, Lease, Upstream
+from .upstream import CredentialHealth, HeldCredential, Upstream
 
 if TYPE_CHECKING:
     from ..completion import Completion
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from ..resilience import RetryPolicy, Skipped
     from ..transport import AsyncTransport, SyncTransport, Timeouts
 
-__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "Lease", "Stream", "Upstream"]
+__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "HeldCredential", "Stream", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 
@@ -92,6 +92,7 @@ class _Base:
         self._sleep = sleep
         self._transport = transport
         self._settings.transport = self._http  # what the Upstreams send through
+        self._upstream: Upstream | None = None  # the primary's, once asked for
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
         # the first request should cost about what later ones do: its one-time work
@@ -577,7 +578,10 @@ class AsyncClient(_Base):
         """The primary model as an :class:`~modelwire.client.Upstream`: what a relay needs
         to send requests of its own to it (lease, encode, send or stream, report,
         release) through this Client's transport, credentials and books."""
-        return self._settings.upstream(self._settings.endpoint(self.model, primary=True))
+        up = self._upstream
+        if up is None:
+            up = self._upstream = self._settings.upstream(self._settings.endpoint(self.model, primary=True))
+        return up
 
     def upstreams(self) -> tuple[Upstream, ...]:
         """Every model of the chain resolved so far as an :class:`~modelwire.client.Upstream`

@@ -29,7 +29,7 @@ from ..messages.stops import StopDecoder, cut_completion, stop_list
 from ..resilience import Failure, LadderState, StickyStart, classify, decide
 from ..transport import Timeouts
 from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
-from ._creds import Held
+from ._creds import HeldCredential
 
 __all__ = ["Turn", "sleep_async"]
 
@@ -95,7 +95,7 @@ class Turn:
         self.ladder = _FRESH[self.chain.has_after(self.position)]
         self.strip = False
         self.strip_schema = False
-        self.held: Held | None = None
+        self.held: HeldCredential | None = None
         self.plan_: Plan | None = None
         total = settings.timeouts.total
         self.deadline = None if total is None else time.monotonic() + total
@@ -110,7 +110,7 @@ class Turn:
         self.plan_ = Plan(request, ep.base_url, self._timeouts(ep, len(request.body)), stream, ep)
         return self.plan_
 
-    def _encode(self, ep: Endpoint, lease: Held | None, stream: bool, strip: bool,
+    def _encode(self, ep: Endpoint, lease: HeldCredential | None, stream: bool, strip: bool,
                 strip_schema: bool | None = None) -> Any:
         headers = self.options.headers
         return self.upstream.encode(self._request(ep, stream, strip, strip_schema), lease,

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..codecs import EncodedRequest, Target
 from ..errors import ModelwireError, ProviderError
-from ._creds import CredentialHealth, Held
+from ._creds import CredentialHealth, HeldCredential
 
 if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
@@ -38,13 +38,11 @@ if TYPE_CHECKING:
     from ..transport import AsyncStreamResponse, AsyncTransport, Response, Timeouts
     from ._core import Endpoint, Settings
 
-__all__ = ["CredentialHealth", "Lease", "Upstream"]
+__all__ = ["CredentialHealth", "HeldCredential", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 
-Lease = Held
-"""A credential held for one request: ``label`` (masked, printable), ``pooled``, ``oauth``;
-the secret itself never shows in its repr. Give it back with :meth:`Upstream.release`."""
+_NOTHING: frozenset[str] = frozenset()
 
 # settings a model may refuse that an answer can do without (stop: applied by the Client)
 _DROPPABLE = frozenset({"stop", "temperature", "top_p", "presence_penalty", "frequency_penalty",
@@ -107,17 +105,18 @@ class Upstream:
     @property
     def refused(self) -> frozenset[str]:
         """Settings this model answered 400 to ("does not take"): left out from then on."""
-        names = self._settings.refused.get(self._endpoint.name)
-        return frozenset(names) if names else frozenset()
+        refused = self._settings.refused
+        names = refused.get(self._endpoint.name) if refused else None
+        return frozenset(names) if names else _NOTHING
 
     # ------------------------------------------------------------ the cycle
-    def lease(self) -> Lease:
+    def lease(self) -> HeldCredential:
         """A credential for one request (raises :class:`~modelwire.PoolExhaustedError`
         when every key of the pool is cooling, :class:`~modelwire.NoCredentialsError`
         when there is none)."""
         return self._endpoint.creds.acquire()
 
-    def target(self, lease: Lease | None, headers: Iterable[tuple[str, str]] = ()) -> Target:
+    def target(self, lease: HeldCredential | None, headers: Iterable[tuple[str, str]] = ()) -> Target:
         """The codec's :class:`~modelwire.codecs.Target` for this model: its profile, model
         id, base URL and configured headers (then ``headers``), with ``lease``'s secret."""
         ep = self._endpoint
@@ -126,7 +125,7 @@ class Upstream:
             sent += tuple(headers)
         return Target(ep.profile, ep.model_id, None if lease is None else lease.secret, ep.base_url, sent)
 
-    def encode(self, request: Mapping[str, Any], lease: Lease | None = None,
+    def encode(self, request: Mapping[str, Any], lease: HeldCredential | None = None,
                headers: Iterable[tuple[str, str]] = ()) -> EncodedRequest:
         """``request`` (the internal model: OpenAI-shaped messages and options) encoded
         for this model's protocol, carrying ``lease``'s credential."""
@@ -142,7 +141,7 @@ class Upstream:
             hit = self._head[stream] = (probe.method, probe.path, tuple(probe.headers.items()))
         return hit[0], hit[1], dict(hit[2])
 
-    def auth_headers(self, lease: Lease) -> dict[str, str]:
+    def auth_headers(self, lease: HeldCredential) -> dict[str, str]:
         """The header carrying ``lease``'s secret in this provider's style."""
         return Target(self._endpoint.profile, self._endpoint.model_id, lease.secret).auth_headers()
 
@@ -164,11 +163,11 @@ class Upstream:
             error.model = error.model or ep.model_id
         return error
 
-    def succeeded(self, lease: Lease) -> None:
+    def succeeded(self, lease: HeldCredential) -> None:
         """Report a served request to the credential pool."""
         self._endpoint.creds.succeeded(lease)
 
-    def failed(self, lease: Lease, error: ModelwireError, action: str = "raise") -> Failure:
+    def failed(self, lease: HeldCredential, error: ModelwireError, action: str = "raise") -> Failure:
         """Classify ``error`` and report it to the credential pool (a rate limit, quota or
         auth failure cools or retires the key); a setting the model refused is
         remembered (see :attr:`refused`). ``action``: what the caller does next (a
@@ -184,12 +183,12 @@ class Upstream:
             log.debug("could not report a failure to the credential pool", exc_info=True)
         return failure
 
-    def report(self, lease: Lease, failure: Failure, action: str) -> None:
+    def report(self, lease: HeldCredential, failure: Failure, action: str) -> None:
         """Report an already classified failure to the credential pool (``action``: what
         the caller's ladder does next, see :mod:`modelwire.resilience.policy`)."""
         self._endpoint.creds.failed(lease, failure, action)
 
-    def release(self, lease: Lease) -> None:
+    def release(self, lease: HeldCredential) -> None:
         """Give the lease back (every lease, whatever happened)."""
         self._endpoint.creds.release(lease)
 

@@ -19,7 +19,7 @@ from .doors import DOORS, Door, open_sealed, seal_events, seal_message
 from .errors import GatewayError, from_exception, scrubbed
 from .forward import forward
 from .hosted import fit_tools
-from .lane import eligible, same_protocol
+from .lane import eligible
 from .request import (
     Ctx,
     client_options,
@@ -166,8 +166,7 @@ class _Handlers:
                 await self.gw.slots.acquire(ctx.model)
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
-            same = same_protocol(client, door)
-            if same and eligible(client, door, ctx.raw):
+            if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None)

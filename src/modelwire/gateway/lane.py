@@ -21,13 +21,13 @@ from typing import Any
 
 import orjson
 
-from ..client import Lease, Upstream
+from ..client import HeldCredential, Upstream
 from ..codecs import EncodedRequest
 from ..errors import ModelwireError
 from .doors import Door
 from .seal import may_hold_envelope
 
-__all__ = ["Forward", "eligible", "replace_model", "same_protocol"]
+__all__ = ["Forward", "eligible", "replace_model"]
 
 
 _PARSE = object()
@@ -113,30 +113,25 @@ class _Fit:
     """What decides the lane for one upstream and door, from the Client alone (the
     gateway's clients keep their model and settings): decided once."""
 
-    same: bool  # the upstream speaks the door's protocol
-    eligible: bool  # and the lane may serve it (see _eligible)
+    upstream: Upstream  # the client's primary
+    eligible: bool  # it speaks the door's protocol and the lane may serve it (see _eligible)
     mid_system: bool  # the upstream model takes mid-conversation system messages
 
 
-# per upstream (weak: an evicted client's upstream goes with it), then per door
-_FITS: weakref.WeakKeyDictionary[Upstream, dict[str, _Fit]] = weakref.WeakKeyDictionary()
+# per client (weak: an evicted client's facts go with it), then per door
+_FITS: weakref.WeakKeyDictionary[Any, dict[str, _Fit]] = weakref.WeakKeyDictionary()
 
 
 def _fit(client: Any, door: Door) -> _Fit:
-    up = client.upstream()
-    fits = _FITS.get(up)
+    fits = _FITS.get(client)
     if fits is None:
-        fits = _FITS[up] = {}
+        fits = _FITS[client] = {}
     fit = fits.get(door.api_mode)
     if fit is None:
+        up = client.upstream()
         same = up.api_mode == door.api_mode
-        fit = fits[door.api_mode] = _Fit(same, same and _eligible(client, up, door), _takes_mid_system(up))
+        fit = fits[door.api_mode] = _Fit(up, same and _eligible(client, up, door), _takes_mid_system(up))
     return fit
-
-
-def same_protocol(client: Any, door: Door) -> bool:
-    """Whether ``client``'s upstream speaks ``door``'s protocol (once per client and door)."""
-    return _fit(client, door).same
 
 
 # a {"role": "system"} entry: only the top-level "system" key is spelled otherwise
@@ -152,7 +147,7 @@ def eligible(client: Any, door: Door, raw: bytes) -> bool:
         # mid-conversation system messages this model rejects: the translating path
         # turns them into reminders in user turns
         return False
-    refused = client.upstream().refused
+    refused = fit.upstream.refused
     if refused and any(b'"%s"' % name.encode() in raw for name in refused):
         # a setting this model answered 400 to (conservative: its name in quotes anywhere in
         # the body): the translating path leaves it out
@@ -194,7 +189,7 @@ class Forward:
     def __init__(self, upstream: Upstream, door: Door, raw: bytes, stream: bool,
                  client_headers: Any, raw_model: Any = _PARSE) -> None:
         self.upstream = upstream
-        self.lease: Lease = upstream.lease()
+        self.lease: HeldCredential = upstream.lease()
         method, path, headers = upstream.head(stream)
         headers.update(upstream.auth_headers(self.lease))
         for name in door.passthrough_headers:  # the body is in the client's API version
