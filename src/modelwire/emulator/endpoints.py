@@ -51,11 +51,10 @@ class Backend:
     max_hang: float = 10.0
     state: EmulatorState = field(default_factory=EmulatorState)
     faults: FaultStore = field(default_factory=FaultStore)
-    oauth: OAuthServer | None = None
+    oauth: OAuthServer = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.oauth is None:
-            self.oauth = OAuthServer(self.state)
+        self.oauth = OAuthServer(self.state)
 
     # ------------------------------------------------------------ entry point
     async def handle(self, endpoint: str, profile_name: str | None, method: str, path: str,
