@@ -104,6 +104,9 @@ class _Base:
         # connection itself is left for it (`import modelwire` itself stays light)
         self._warm()
 
+    def _http(self) -> Any:  # each client's own transport (sync or async)
+        raise NotImplementedError
+
     def _warm(self) -> None:
         _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))
 
@@ -181,7 +184,7 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
         answer = orjson.dumps(endpoint.codec.encode_response(acc.result()))
         for n in range(_WARM_PASSES):  # what a request runs: prepare, encode, send, decode
             turn = Turn(settings, [{"role": "user", "content": "hi"}], Options(), stream=False)
-            request = turn._encode(endpoint, None, False, False)
+            request = turn.encode(endpoint, None, False, False)
             if send is not None and n == 0:  # the transport makes its own passes
                 answer = send(request, endpoint.base_url, settings.timeouts, answer,
                               passes=_WARM_PASSES)
@@ -325,7 +328,8 @@ class Client(_Base):
         Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
-        return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
+        return Stream(self._http(), self._sleep if self._sleep is not None else _sync_sleep,
+                      Turn(self._settings, messages, options, stream=True), interrupt)
 
     def embed(
         self,
@@ -386,12 +390,12 @@ def _is_json(resp: Any) -> bool:
     return "json" in resp.headers.get("content-type", "")
 
 
-def _replay(stream: Any, done: Completion, acc: Accumulator) -> Iterator[StreamEvent]:
+def _replay(done: Completion, acc: Accumulator) -> list[StreamEvent]:
     """The events of a whole completion, in stream order, for a stream that got JSON."""
-    for event in _events_of(done):
+    events = _events_of(done)
+    for event in events:
         acc.feed(event)
-        yield event
-    stream.completion = stream._turn.succeed(done)
+    return events
 
 
 def _events_of(done: Completion) -> list[StreamEvent]:
@@ -430,9 +434,11 @@ class Stream:
     waiting for bytes: it closes the socket under the blocked read.
     """
 
-    def __init__(self, client: Client, turn: Turn, interrupt: Any) -> None:
+    def __init__(self, http: SyncTransport, sleep: Callable[[float], Any], turn: Turn,
+                 interrupt: Any) -> None:
         self.completion: Completion | None = None
-        self._client = client
+        self._http = http
+        self._sleep = sleep
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
@@ -480,8 +486,8 @@ class Stream:
 
     def _run(self) -> Iterator[StreamEvent]:
         turn = self._turn
-        http = self._client._http()
-        sleep = self._client._sleep if self._client._sleep is not None else _sync_sleep
+        http = self._http
+        sleep = self._sleep
         try:
             while True:
                 acc = None
@@ -519,7 +525,8 @@ class Stream:
             turn.release()
 
     def _replay(self, done: Completion, acc: Accumulator) -> Iterator[StreamEvent]:
-        return _replay(self, done, acc)
+        yield from _replay(done, acc)
+        self.completion = self._turn.succeed(done)
 
     def _events(self, resp: Any, acc: Accumulator) -> Iterator[StreamEvent]:
         decoder = self._turn.decoder()
@@ -676,7 +683,8 @@ class AsyncClient(_Base):
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
-        stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
+        stream = AsyncStream(self._http(), self._sleep, Turn(self._settings, messages, options, stream=True),
+                             interrupt)
         stream.work = time.perf_counter() - started
         return stream
 
@@ -731,9 +739,11 @@ class AsyncStream:
     ``completion`` and re-raises ``CancelledError``.
     """
 
-    def __init__(self, client: AsyncClient, turn: Turn, interrupt: Any) -> None:
+    def __init__(self, http: AsyncTransport, sleep: Callable[[float], Any] | None, turn: Turn,
+                 interrupt: Any) -> None:
         self.completion: Completion | None = None
-        self._client = client
+        self._http = http
+        self._sleep = sleep  # None: asyncio.sleep
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
@@ -784,8 +794,8 @@ class AsyncStream:
         import asyncio  # here, not at module level: a sync Client never needs asyncio
 
         turn = self._turn
-        http = self._client._http()
-        sleep = self._client._sleep if self._client._sleep is not None else asyncio.sleep
+        http = self._http
+        sleep = self._sleep if self._sleep is not None else asyncio.sleep
         try:
             while True:
                 acc = None
@@ -802,7 +812,8 @@ class AsyncStream:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())
                         if _is_json(resp):
                             done = turn.decode_response(await resp.read())
-                            replayed = list(_replay(self, done, acc))
+                            replayed = _replay(done, acc)
+                            self.completion = turn.succeed(done)
                             if self._batched:
                                 yield replayed  # type: ignore[misc]
                             else:

@@ -106,11 +106,11 @@ class Turn:
         ep = self.endpoint
         self.held = self.upstream.lease()
         stream = self.want_stream or ep.profile.stream_only
-        request = self._encode(ep, self.held, stream, self.strip)
+        request = self.encode(ep, self.held, stream, self.strip)
         self.plan_ = Plan(request, ep.base_url, self._timeouts(ep, len(request.body)), stream, ep)
         return self.plan_
 
-    def _encode(self, ep: Endpoint, lease: HeldCredential | None, stream: bool, strip: bool,
+    def encode(self, ep: Endpoint, lease: HeldCredential | None, stream: bool, strip: bool,
                 strip_schema: bool | None = None) -> Any:
         headers = self.options.headers
         return self.upstream.encode(self._request(ep, stream, strip, strip_schema), lease,
@@ -383,9 +383,9 @@ class Turn:
             return False
         ep = self.endpoint
         if kind == "strip_reasoning":
-            stripped = self._encode(ep, self.held, plan.stream, True)
+            stripped = self.encode(ep, self.held, plan.stream, True)
         else:
-            stripped = self._encode(ep, self.held, plan.stream, self.strip, strip_schema=True)
+            stripped = self.encode(ep, self.held, plan.stream, self.strip, strip_schema=True)
         return bool(stripped.body != plan.request.body)
 
 

@@ -82,10 +82,10 @@ async def forward(upstream: Upstream, door: Door, req: dict[str, Any], ctx: Any,
         resp = await manager.__aenter__()
         if resp.status >= 400:
             try:
-                body = await resp.read()
+                answer = await resp.read()
             finally:
                 await manager.__aexit__(None, None, None)
-            raise fwd.error(resp.status, resp.headers, body)
+            raise fwd.error(resp.status, resp.headers, answer)
     except ModelwireError as exc:
         if _give_up(fwd, exc) and hand_over:
             return None
