@@ -72,7 +72,7 @@ class Gateway:
         self.drain_expired = False
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
         self.streams: set[Any] = set()  # tasks serving a stream right now
-        self._loop: Any = None
+        self.loop: Any = None  # the event loop serving requests, once started
 
     def warm_up(self) -> None:
         """Build each configured model's client and load the codecs at startup, so the
@@ -89,11 +89,11 @@ class Gateway:
     def begin_drain(self) -> None:
         """SIGTERM: refuse new requests; streams get ``grace`` seconds, then end with
         their protocol's error event (which closes the upstream and releases leases)."""
-        if self.draining or self._loop is None:
+        if self.draining or self.loop is None:
             return
         self.draining = True
         log.info("draining: %d streams get %.0f s to finish", len(self.streams), self.grace)
-        self._loop.call_soon_threadsafe(self._loop.call_later, self.grace, self._expire)
+        self.loop.call_soon_threadsafe(self.loop.call_later, self.grace, self._expire)
 
     def _expire(self) -> None:
         self.drain_expired = True
@@ -135,8 +135,8 @@ class Gateway:
 
     def _retire(self, client: Any) -> None:
         """An evicted client: closed in the loop (its running streams finish first)."""
-        if self._loop is not None:
-            task = self._loop.create_task(client.close())
+        if self.loop is not None:
+            task = self.loop.create_task(client.close())
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
@@ -264,7 +264,7 @@ def create_app(config: Config | None = None, *, environ: dict[str, str] | None =
     async def lifespan(app: Any):
         import asyncio
 
-        gateway._loop = asyncio.get_running_loop()
+        gateway.loop = asyncio.get_running_loop()
         _chain_sigterm(gateway)
         gateway.warm_up()
         _freeze_startup_objects()
