@@ -19,7 +19,7 @@ def _key_status(profile: Any, environ: os._Environ[str] | dict[str, str]) -> str
     if profile.extra.get("oauth"):
         return "oauth"
     if not profile.key_env:
-        return "not needed" if profile.local or profile.name.startswith("emulator") else "-"
+        return "not needed" if profile.local or profile.emulated else "-"
     if any(environ.get(name) for name in profile.key_env):
         return "set"
     return "optional" if profile.local else "missing"

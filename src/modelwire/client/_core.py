@@ -326,7 +326,7 @@ def _timeouts(timeout: float | Timeouts | None) -> Timeouts:
 
 def _default_base_url(profile: ProviderProfile) -> str:
     """Only for rows whose URL is known at run time (``resolve`` fills the rest)."""
-    if profile.name.startswith("emulator"):
+    if profile.emulated:
         return _local_emulator_url(profile.api_mode)
     raise ConfigError(f"provider {profile.name!r} needs a base_url")
 

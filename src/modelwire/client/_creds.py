@@ -250,7 +250,7 @@ def source_for(
     given = _given_pool(pools, profile.name)
     if given is not None:
         return PoolKey(lambda: given)
-    if profile.name.startswith("emulator"):
+    if profile.emulated:
         # the emulator accepts any non-empty key unless it was started with --keys
         secret = next((os.environ[n] for n in api_key_env if os.environ.get(n)), None)
         return FixedKey(secret or "modelwire-emulator", "emulator")

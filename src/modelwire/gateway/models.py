@@ -127,7 +127,7 @@ def is_local_server(provider: str) -> bool:
     profile = CATALOG.get(provider)
     if profile is None:
         return False
-    return provider == "custom" or (profile.local and not provider.startswith("emulator"))
+    return provider == "custom" or (profile.local and not profile.emulated)
 
 
 def _openai_model(model: str, created: int) -> dict[str, Any]:

@@ -180,7 +180,7 @@ def _build(
         profile = CATALOG[other]
     url = base_url or profile.default_base_url(environ)
     url = normalize_base_url(url, profile.api_mode) if url else ""
-    if profile.name.startswith("emulator") and url:
+    if profile.emulated and url:
         profile = emulator_profile(profile, url)
     if not url and profile.name not in RUNTIME_BASE_URL:
         raise ConfigError(f"provider {profile.name!r} has no base URL: pass base_url"
