@@ -12,11 +12,11 @@ import json
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from modelwire.client.resolution import resolve
 from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
 from modelwire.events import ReasoningBlock, ReasoningDelta, TextDelta, ToolCallEnd, ToolCallStart
 from modelwire.messages import prepare_conversation
-from modelwire.providers.resolve import resolve
 
 _KINDS = st.lists(st.sampled_from(["thinking", "redacted_thinking", "text", "tool_use"]), min_size=1, max_size=8)
 

@@ -240,8 +240,8 @@ class Settings:
 
     def _make_endpoint(self, entry: Model) -> Endpoint:
         from ..codecs import codec_for
-        from ..providers import resolve
         from ..providers.prices import price_for
+        from .resolution import resolve
 
         # resolve() reads the config itself when the name needs it (config names may not
         # look like provider/model, so a provider/model client never parses the file)

@@ -1,4 +1,4 @@
-"""From a model string to one upstream: ``resolve()`` and ``get_profile()``.
+"""From a model string to one upstream: :func:`resolve`.
 
 Rules, in order:
 
@@ -32,19 +32,19 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from ..errors import ConfigError
-from .catalog import ALIASES, CATALOG, RUNTIME_BASE_URL, variant
-from .emulator import emulator_profile
-from .profile import ProviderProfile
+from ..providers import ProviderProfile, get_profile
+from ..providers.catalog import ALIASES, CATALOG, RUNTIME_BASE_URL, variant
+from ..providers.emulator import emulator_profile
+from ..types import ApiMode
 
 if TYPE_CHECKING:
     from ..config import Config, ModelEntry
 
-__all__ = ["ApiMode", "ResolvedModel", "get_profile", "known_providers", "resolve"]
+__all__ = ["ResolvedModel", "resolve"]
 
-ApiMode = Literal["chat_completions", "anthropic_messages", "responses"]
 API_MODES: tuple[str, ...] = get_args(ApiMode)
 
 
@@ -81,22 +81,6 @@ class ResolvedModel:
     def signature(self) -> tuple[str, str, str, str]:
         """What makes two resolutions the same upstream (model, provider, URL, protocol)."""
         return (self.model_id, self.profile.name, self.base_url, self.profile.api_mode)
-
-
-def known_providers() -> list[str]:
-    """Every catalog name, sorted."""
-    return sorted(CATALOG)
-
-
-def get_profile(name: str) -> ProviderProfile:
-    """The catalog profile for ``name`` (or one of its aliases)."""
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    profile = CATALOG.get(key)
-    if profile is None:
-        raise ConfigError(f"unknown provider {name!r}{_did_you_mean(name)}; "
-                          f"known providers: {', '.join(known_providers())}")
-    return profile
 
 
 def resolve(
@@ -229,8 +213,3 @@ def _endpoint_hint(profile: ProviderProfile) -> str:
     return f" or set {' or '.join(names)}" if names else ""
 
 
-def _did_you_mean(name: str) -> str:
-    import difflib  # only for this error message: kept off the import path
-
-    close = difflib.get_close_matches(name.lower(), [*CATALOG, *ALIASES], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
