@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -15,7 +16,7 @@ import click
 __all__ = ["command"]
 
 
-def _key_status(profile: Any, environ: os._Environ[str] | dict[str, str]) -> str:
+def _key_status(profile: Any, environ: Mapping[str, str]) -> str:
     if profile.extra.get("oauth"):
         return "oauth"
     if not profile.key_env:
