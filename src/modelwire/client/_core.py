@@ -3,7 +3,7 @@
 one call's arguments (:class:`Options`) and one attempt's plan (:class:`Plan`).
 
 No I/O happens here except reading the config file and starting the in-process
-emulator on demand; :mod:`._client_turn` keeps each call's books and
+emulator on demand; :mod:`._turn` keeps each call's books and
 :mod:`modelwire.client` drives the HTTP.
 """
 
