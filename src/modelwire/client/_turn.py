@@ -12,7 +12,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from ..codecs._target import protocol_name
 from ..completion import PRIMARY_COOLING, Attempt, Completion, Timing
@@ -28,6 +28,7 @@ from ..messages import prepare_conversation
 from ..messages.stops import StopDecoder, cut_completion, stop_list
 from ..resilience import Failure, LadderState, StickyStart, classify, decide
 from ..transport import Timeouts
+from ..types import ApiMode
 from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
 from ._creds import HeldCredential
 
@@ -43,7 +44,7 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
     "chat_completions": frozenset({"web_search_options"}),
 }
 
-_APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
+_APIS = frozenset(get_args(ApiMode))
 _OFF = frozenset({"none", "off"})  # thinking levels that turn thinking off
 
 async def sleep_async(sleep: Callable[[float], Any], seconds: float) -> float:
