@@ -61,15 +61,18 @@ class Emulator:
     list of response dicts (or functions) replayed in order, or one function answering
     every turn (see :meth:`script`). ``signing_key``: the secret behind thinking
     signatures and encrypted reasoning (None: random per process). ``max_hang``: the
-    longest a ``hang`` fault waits, in seconds.
+    longest a ``hang`` fault waits, in seconds. ``replay``: a folder of the gateway's
+    capture files; each request is answered with the captured answer to the request that
+    meant the same (:mod:`modelwire.emulator.replay`), never by the model.
     """
 
     def __init__(self, profile: str = "lenient", keys: Iterable[str] | None = None,
                  script: ScriptSource | None = None,
                  signing_key: str | bytes | None = None, *, host: str = "127.0.0.1",
                  port: int = 0, max_hang: float = 10.0, oauth_access_ttl: int = 3600,
-                 log_level: str = "critical") -> None:
-        # absolute: ``from .script import`` would bind the submodule's name over ``script``
+                 log_level: str = "critical", replay: str | pathlib.Path | None = None) -> None:
+        # absolute: ``from .script import`` would bind the submodule's name over the parameter
+        from modelwire.emulator.replay import Replay
         from modelwire.emulator.script import load_script
 
         from .endpoints import Backend
@@ -84,6 +87,7 @@ class Emulator:
             script=load_script(script) if script is not None else None,
             signer=Signer.from_key(signing_key),
             max_hang=max_hang,
+            replay=Replay(replay) if replay is not None else None,
         )
         self.backend.oauth.access_ttl = oauth_access_ttl
         self.host = host

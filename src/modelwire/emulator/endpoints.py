@@ -24,6 +24,8 @@ from .faults import (
 from .model import Reply, respond
 from .oauth import ACCESS_PREFIX, OAuthServer
 from .profiles import PROFILES, EmuProfile
+from .replay import ENDPOINTS as REPLAYED
+from .replay import Replay
 from .response import EmuResponse
 from .rules import Parsed
 from .rules.anthropic import check_messages
@@ -52,6 +54,7 @@ class Backend:
     state: EmulatorState = field(default_factory=EmulatorState)
     faults: FaultStore = field(default_factory=FaultStore)
     oauth: OAuthServer = field(init=False)
+    replay: Replay | None = None  # captured answers served instead of the model's
 
     def __post_init__(self) -> None:
         self.oauth = OAuthServer(self.state)
@@ -171,6 +174,8 @@ class Backend:
         if endpoint == "count_tokens":
             parsed = check_messages(body, headers, profile, self.signer, count_only=True)
             return 200, {"content-type": _JSON}, [dumps({"input_tokens": tokens(parsed.prompt_chars)})], None
+        if self.replay is not None and endpoint in REPLAYED:
+            return self.replay.answer(endpoint, body)
         if endpoint == "messages":
             parsed = check_messages(body, headers, profile, self.signer)
         elif endpoint == "chat_completions":

@@ -22,6 +22,7 @@ __all__ = ["GatewayError", "HttpError", "error_body", "from_exception", "scrubbe
 _TYPES = {
     400: ("invalid_request_error", "invalid_request_error"),
     401: ("authentication_error", "authentication_error"),
+    402: ("insufficient_quota", "billing_error"),  # a virtual key's budget is spent
     403: ("permission_error", "permission_error"),
     404: ("not_found_error", "not_found_error"),
     413: ("invalid_request_error", "request_too_large"),

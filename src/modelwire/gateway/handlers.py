@@ -150,10 +150,11 @@ class _Handlers:
     async def _serve(self, request: Any, door: Door) -> Any:
         ctx = Ctx(door.api_mode, request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
+        ticket = None  # teams: the request's reservation, settled once it is served
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
-            self.gw.keys.check(request.headers, passthrough=self.gw.passthrough_keys)
+            who = await self.gw.keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
             req = await self._decode(request, ctx, door)
             ctx.model = self.gw.models.resolve(req.get("model"))
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):
@@ -166,12 +167,16 @@ class _Handlers:
                 await self.gw.slots.acquire(ctx.model)
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
+            if self.gw.admission is not None:
+                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
             if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
                     held = self._hand_slot(forwarded, held)
+                    if ticket is not None:
+                        forwarded = await ticket.served(forwarded, ctx)
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
@@ -183,6 +188,8 @@ class _Handlers:
             if ctx.streaming:
                 streamed = await self._stream(client, req, opts, ctx, door)
                 held = self._hand_slot(streamed, held)
+                if ticket is not None:
+                    streamed = await ticket.served(streamed, ctx)
                 return streamed
             before_upstream = time.perf_counter()
             completion = await client.complete(req["messages"], **opts)
@@ -202,7 +209,10 @@ class _Handlers:
             overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
-            return Reply(200, orjson.dumps(body), served_headers(ctx, completion, overhead))
+            reply = Reply(200, orjson.dumps(body), served_headers(ctx, completion, overhead))
+            if ticket is not None:
+                reply = await ticket.served(reply, ctx, completion)
+            return reply
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
@@ -211,6 +221,8 @@ class _Handlers:
         finally:
             if held is not None:
                 self.gw.slots.release(held)
+            if ticket is not None:
+                await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
 
@@ -270,7 +282,7 @@ class _Handlers:
                     if data:
                         yield data
                 yield encoder.close()
-                done = getattr(stream, "completion", None)
+                done = ctx.completion = getattr(stream, "completion", None)
                 if done is not None:
                     ctx.upstream = f"{done.provider}/{done.model}"
                     ctx.tokens = done.usage["total_tokens"]

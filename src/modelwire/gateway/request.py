@@ -142,6 +142,7 @@ class Ctx:
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
     dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
+    completion: Any = None  # a stream's Completion once it ended (teams settle from it)
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
