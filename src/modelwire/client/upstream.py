@@ -123,7 +123,8 @@ class Upstream:
         sent = ep.headers + self._settings.headers
         if headers:
             sent += tuple(headers)
-        return Target(ep.profile, ep.model_id, None if lease is None else lease.secret, ep.base_url, sent)
+        return Target(ep.profile, ep.model_id, None if lease is None else lease.secret, ep.base_url, sent,
+                      self._settings.encode_cache)
 
     def encode(self, request: Mapping[str, Any], lease: HeldCredential | None = None,
                headers: Iterable[tuple[str, str]] = ()) -> EncodedRequest:
