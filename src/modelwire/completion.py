@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from .providers.prices import Price
     from .types import AssistantMessage, FinishReason, ToolCall, Usage
 
-__all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion"]
+__all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion", "Timing"]
 
 AttemptOutcome: TypeAlias = Literal[
     "ok", "retried", "rotated", "refreshed", "fell_back", "failed", "interrupted", "skipped"
@@ -35,6 +35,16 @@ class Attempt:
     credential: str | None = None  # the credential's label, never its secret
 
 
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Where an :class:`~modelwire.AsyncClient` call's time went, in seconds: ``work``, the
+    Client's own (preparing, encoding and decoding, its books); ``waited``, on upstreams
+    and backoff waits. A relay adds ``work`` to the time it spent itself."""
+
+    work: float
+    waited: float
+
+
 @slot_init
 @dataclass(frozen=True, slots=True)
 class Completion:
@@ -51,6 +61,7 @@ class Completion:
     known (an Anthropic upstream says it, and modelwire knows it where it applied
     them itself; a Chat Completions upstream's ``stop`` just says "stop").
     ``cost``: USD, from ``usage`` and ``price`` (None when the price is unknown).
+    ``timing``: where an :class:`~modelwire.AsyncClient` call's time went (:class:`Timing`).
     """
 
     message: AssistantMessage
@@ -66,6 +77,8 @@ class Completion:
     stop_sequence: str | None = None
     # the serving model's published price (providers/prices.py, or the config's), if known
     price: Price | None = field(default=None, repr=False, compare=False)
+    # AsyncClient.complete's time facts (None from the sync Client and for partials)
+    timing: Timing | None = field(default=None, repr=False, compare=False)
 
     @property
     def cost(self) -> float | None:

@@ -21,7 +21,7 @@ import base64
 import sys
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
 import orjson
@@ -81,6 +81,8 @@ class Embeddings:
     model: str
     provider: str
     attempts: tuple[Any, ...] = ()
+    # AsyncClient.embed's time facts (a :class:`~modelwire.completion.Timing`; None from the sync Client)
+    timing: Any = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.vectors)

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .client.resolution import ResolvedModel
     from .config import Config
-    from .providers.resolve import ResolvedModel
 
 __all__ = ["KEYWORDS", "Route", "RouteKind", "RoutingMemory", "StickyState", "choose_route",
            "route_messages", "simple_turn_reason", "turn_facts"]
@@ -241,7 +241,7 @@ def _decide(
 
 
 def _route(name: str, kind: RouteKind, reason: str, config: Config) -> Route:
-    from .providers.resolve import resolve
+    from .client.resolution import resolve
 
     resolved: ResolvedModel = resolve(name, config=config)
     label = f"smart route → {resolved.model_id} ({resolved.provider})" if kind == "cheap" else None

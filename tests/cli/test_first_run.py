@@ -15,9 +15,9 @@ from modelwire.cli.builtin import (
     has_no_config,
     routing_example_config,
 )
+from modelwire.client.resolution import resolve
 from modelwire.config import load_config
 from modelwire.emulator.endpoints import MODELS
-from modelwire.providers.resolve import resolve
 
 
 def test_route_without_config_explains_the_example_pair(capsys):

@@ -268,12 +268,12 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
 
     from modelwire.client._core import Options
     from modelwire.client._turn import Turn
-    from modelwire.completion import Completion
+    from modelwire.completion import Completion, Timing
     from modelwire.types import empty_usage
 
     assert [f.name for f in fields(Completion)] == [
         "message", "finish_reason", "usage", "model", "provider", "interrupted", "attempts", "id",
-        "native_finish_reason", "raw", "stop_sequence", "price",
+        "native_finish_reason", "raw", "stop_sequence", "price", "timing",
     ], "a new Completion field: name it in Turn.succeed, then here"
     client = Client("openai/gpt-4.1-mini", api_key=KEY, base_url="http://127.0.0.1:9/v1")
     turn = Turn(client._settings, HI, Options(), stream=False)
@@ -289,6 +289,8 @@ def test_a_successful_attempt_keeps_every_field_of_the_decoded_completion():
     unnamed = turn.succeed(Completion(message={"role": "assistant", "content": ""}, finish_reason="stop",
                                       usage=usage, model=""), interrupted=True)
     assert unnamed.model == "gpt-4.1-mini" and unnamed.interrupted is True
+    timing = Timing(work=0.25, waited=1.5)  # the call's own, given by the Client's loop
+    assert turn.succeed(given, timing=timing).timing is timing and done.timing is None
 
 
 def test_each_request_gets_the_timeouts_its_endpoint_needs():

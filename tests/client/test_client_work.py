@@ -1,6 +1,6 @@
-"""The async Client's own work per call (CLIENT_WORK), which the gateway reports in
-x-modelwire-overhead-ms: preparing, encoding and decoding count; waiting on the upstream
-and on backoffs does not."""
+"""The async Client's own work per call (``Completion.timing``, ``AsyncStream.work``),
+which the gateway reports in x-modelwire-overhead-ms: preparing, encoding and decoding
+count; waiting on the upstream and on backoffs does not."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import asyncio
 import time
 
 from modelwire import AsyncClient
-from modelwire.client._turn import CLIENT_WORK
 from modelwire.errors import StreamInterruptedError
 from modelwire.transport import Response
 
@@ -51,16 +50,13 @@ async def test_work_counts_the_clients_own_time_not_the_upstreams_wait():
     messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " * 20}
                 for i in range(3001)]
 
-    async def call() -> tuple[float, float]:
-        started = time.perf_counter()
-        await client.complete(messages)
-        return time.perf_counter() - started, CLIENT_WORK.get()  # a fresh task: starts at 0
-
-    elapsed, work = await asyncio.create_task(call())
+    started = time.perf_counter()
+    timing = (await client.complete(messages)).timing
+    elapsed = time.perf_counter() - started
     assert elapsed >= 0.3
-    assert 0 < work < 0.3  # the wait is not work
-    assert work <= elapsed - 0.3 + 0.005  # the rest of the call is
-    assert CLIENT_WORK.get() == 0.0  # another task's work stays in that task
+    assert 0 < timing.work < 0.3  # the wait is not work
+    assert timing.work <= elapsed - 0.3 + 0.005  # the rest of the call is
+    assert 0.3 <= timing.waited <= elapsed
 
 
 async def test_backoff_waits_are_not_work():
@@ -70,7 +66,7 @@ async def test_backoff_waits_are_not_work():
         started = time.perf_counter()
         completion = await client.complete([{"role": "user", "content": "hi"}])
         assert len(completion.attempts) == 2
-        return time.perf_counter() - started, CLIENT_WORK.get()
+        return time.perf_counter() - started, completion.timing.work
 
     elapsed, work = await asyncio.create_task(call())
     assert elapsed >= 0.3 and 0 < work < 0.1
@@ -83,7 +79,7 @@ async def test_a_failed_exchanges_wait_is_not_work():
         started = time.perf_counter()
         completion = await client.complete([{"role": "user", "content": "hi"}])
         assert [a.outcome for a in completion.attempts][-1] == "ok" and len(completion.attempts) == 2
-        return time.perf_counter() - started, CLIENT_WORK.get()
+        return time.perf_counter() - started, completion.timing.work
 
     elapsed, work = await asyncio.create_task(call())
     assert elapsed >= 0.6 and 0 < work < 0.1
@@ -99,12 +95,12 @@ async def test_a_streams_preparation_is_work_and_its_wait_is_not(wire):
         async with AsyncClient(f"custom/{wire.model}", **kw) as client:
             started = time.perf_counter()
             stream = client.stream([{"role": "user", "content": "hi"}])
-            prepared = CLIENT_WORK.get()  # the turn's preparation
+            prepared = stream.work  # the turn's preparation
             async for _ in stream:
                 break
             first = time.perf_counter() - started
             await stream.aclose()
-            return prepared, CLIENT_WORK.get(), first
+            return prepared, stream.work, first
 
     prepared, work, first = await asyncio.create_task(call())
     assert first >= 0.3

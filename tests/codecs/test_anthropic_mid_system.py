@@ -7,10 +7,10 @@ import json
 
 import pytest
 
+from modelwire.client.resolution import resolve
 from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
 from modelwire.errors import MessageError
-from modelwire.providers.resolve import resolve
 
 
 def _sent(messages: list[dict], model: str = "anthropic/claude-opus-4-8") -> tuple[list[dict], dict]:

@@ -5,7 +5,7 @@ import pytest
 from modelwire import errors as E
 from modelwire.events import ReasoningBlock, ReasoningDelta, TextDelta
 from modelwire.gateway.auth import GatewayKeys, is_loopback, presented_key
-from modelwire.gateway.doors import open_sealed, seal_events, seal_message
+from modelwire.gateway.doors import DOORS, open_sealed, seal_events, seal_message
 from modelwire.gateway.errors import GatewayError, error_body, from_exception
 from modelwire.gateway.models import ModelTable
 from modelwire.gateway.seal import Sealer
@@ -74,7 +74,7 @@ def test_foreign_reasoning_is_sealed_for_anthropic_clients_and_restored_on_echo(
     native = {"type": "reasoning_content", "text": "add the numbers"}
     msg = {"role": "assistant", "content": "4", "reasoning_content": "add the numbers",
            "reasoning_details": [{"issuer": "deepseek", "block": native}]}
-    sealed = seal_message(msg, "anthropic_messages", SEALER)
+    sealed = seal_message(msg, DOORS["anthropic_messages"], SEALER)
     block = sealed["reasoning_details"][0]["block"]
     assert block["type"] == "thinking" and block["thinking"] == "add the numbers"
     assert Sealer.is_sealed(block["signature"])
@@ -88,9 +88,9 @@ def test_foreign_reasoning_is_sealed_for_anthropic_clients_and_restored_on_echo(
 def test_native_blocks_pass_untouched_and_tampered_seals_are_dropped():
     anthropic_block = {"type": "thinking", "thinking": "t", "signature": "EqQBCkYIBxgC"}
     msg = {"role": "assistant", "content": "x", "reasoning_details": [{"issuer": "anthropic", "block": anthropic_block}]}
-    assert seal_message(msg, "anthropic_messages", SEALER) == msg
+    assert seal_message(msg, DOORS["anthropic_messages"], SEALER) == msg
     sealed = seal_message({**msg, "reasoning_details": [{"issuer": "openrouter", "block": {"type": "reasoning.text", "text": "t"}}]},
-                          "responses", SEALER)
+                          DOORS["responses"], SEALER)
     item = sealed["reasoning_details"][0]["block"]
     assert item["type"] == "reasoning" and Sealer.is_sealed(item["encrypted_content"])
     item = {**item, "encrypted_content": item["encrypted_content"][:-4] + "AAAA"}
@@ -100,31 +100,31 @@ def test_native_blocks_pass_untouched_and_tampered_seals_are_dropped():
 
 def test_stream_events_get_a_signature_before_the_sealed_block():
     events = [ReasoningDelta("hmm"), ReasoningBlock("deepseek", {"type": "reasoning_content", "text": "hmm"}), TextDelta("hi")]
-    out = seal_events(events, "anthropic_messages", SEALER)
+    out = seal_events(events, DOORS["anthropic_messages"], SEALER)
     assert isinstance(out[1], ReasoningDelta) and Sealer.is_sealed(out[1].signature)
     assert isinstance(out[2], ReasoningBlock) and out[2].block["signature"] == out[1].signature
-    assert seal_events(events, "chat_completions", SEALER) == events
+    assert seal_events(events, DOORS["chat_completions"], SEALER) == events
 
 
 def test_request_ids_are_unique_in_a_process_and_across_a_fork():
     import os
     import re
 
-    from modelwire.gateway.app import _request_id
+    from modelwire.gateway.request import request_id
 
-    ids = [_request_id() for _ in range(2000)]
+    ids = [request_id() for _ in range(2000)]
     assert len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"req_[0-9a-f]{16}[0-9]{10}", i) for i in ids)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: a uvicorn worker made by fork must not repeat the parent's ids
-        os.write(write, _request_id().encode())
+        os.write(write, request_id().encode())
         os._exit(0)
     os.waitpid(pid, 0)
     child = os.read(read, 64).decode()
     os.close(read)
     os.close(write)
-    assert child[:20] != _request_id()[:20]  # another 64-bit prefix
+    assert child[:20] != request_id()[:20]  # another 64-bit prefix
 
 
 def test_reply_headers_are_wire_safe_on_both_start_messages():
@@ -187,7 +187,7 @@ def test_both_start_messages_agree_on_what_is_not_wire_safe():
 
 
 def test_overhead_ms_text_has_three_decimals_like_float_formatting():
-    from modelwire.gateway.app import ms_text
+    from modelwire.gateway.request import ms_text
 
     assert [ms_text(x) for x in (0, -0.5, 0.0004, 0.0005, 0.1234, 1.9996, 12.345, 123456.7891)] == [
         "0.000", "0.000", "0.000", "0.001", "0.123", "2.000", "12.345", "123456.789"]

@@ -12,11 +12,11 @@ import json
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from modelwire.client.resolution import resolve
 from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
 from modelwire.events import ReasoningBlock, ReasoningDelta, TextDelta, ToolCallEnd, ToolCallStart
 from modelwire.messages import prepare_conversation
-from modelwire.providers.resolve import resolve
 
 _KINDS = st.lists(st.sampled_from(["thinking", "redacted_thinking", "text", "tool_use"]), min_size=1, max_size=8)
 
@@ -125,7 +125,7 @@ def test_streamed_answer_folds_to_the_same_order(kinds):
 # the upstream's own block, which these tests stand in for by swapping the entries.
 from modelwire.codecs import chat_completions as cc
 from modelwire.codecs import responses as rc
-from modelwire.gateway.doors import seal_message
+from modelwire.gateway.doors import DOORS, seal_message
 from modelwire.gateway.seal import Sealer
 
 _ANTHROPIC_KIND = {"thinking": "reasoning", "redacted_thinking": "reasoning", "text": "text", "tool_use": "tool_call"}
@@ -195,7 +195,7 @@ def test_responses_answer_comes_out_of_the_anthropic_door_in_its_order(kinds):
     items = [_responses_item(n, k) for n, k in enumerate(kinds)]
     completion = rc.decode_response({"id": "resp_1", "object": "response", "status": "completed", "model": "m",
                                      "output": items, "usage": {"input_tokens": 1, "output_tokens": 1}})
-    sealed = seal_message(dict(completion.message), "anthropic_messages", _SEALER)
+    sealed = seal_message(dict(completion.message), DOORS["anthropic_messages"], _SEALER)
     from dataclasses import replace
 
     out = am.encode_response(replace(completion, message=sealed))["content"]
@@ -209,7 +209,7 @@ def test_anthropic_answer_comes_out_of_the_responses_door_in_its_order(kinds):
     completion = am.decode_response({"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
                                      "content": blocks, "stop_reason": "end_turn", "stop_sequence": None,
                                      "usage": {"input_tokens": 1, "output_tokens": 1}})
-    sealed = seal_message(dict(completion.message), "responses", _SEALER)
+    sealed = seal_message(dict(completion.message), DOORS["responses"], _SEALER)
     from dataclasses import replace
 
     out = rc.encode_response(replace(completion, message=sealed))["output"]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from modelwire.client.resolution import resolve
 from modelwire.config import config_from_dict
 from modelwire.errors import ConfigError
-from modelwire.providers import CATALOG, resolve
+from modelwire.providers import CATALOG
 
 
 def test_split_at_the_first_slash():

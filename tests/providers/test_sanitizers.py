@@ -178,7 +178,7 @@ def test_resolving_a_provider_model_imports_no_yaml():
     import subprocess
     import sys
 
-    code = ("import sys, json; from modelwire.providers import resolve; "
+    code = ("import sys, json; from modelwire.client.resolution import resolve; "
             "resolve('openai/gpt-5-mini'); print(json.dumps('yaml' in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) is False
@@ -201,7 +201,7 @@ def test_xai_sends_reasoning_effort_only_to_models_that_take_it(model, kept):
 
 
 def test_codex_models_go_to_the_responses_api_with_an_openai_key():
-    from modelwire.providers import resolve
+    from modelwire.client.resolution import resolve
 
     resolved = resolve("codex/gpt-5.1-codex-max")
     assert resolved.profile.name == "openai-responses"
@@ -233,8 +233,8 @@ def test_deepseek_thinking_flag_follows_the_thinking_setting(thinking, sent):
 def test_kimis_anthropic_endpoint_gets_no_thinking_request_and_its_own_limit():
     import orjson
 
+    from modelwire.client.resolution import resolve
     from modelwire.codecs import anthropic_messages as am
-    from modelwire.providers import resolve
 
     resolved = resolve("kimi/kimi-k2.6", api_mode="anthropic_messages")
     assert resolved.profile.name == "moonshot-anthropic"

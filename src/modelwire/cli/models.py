@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -15,11 +16,11 @@ import click
 __all__ = ["command"]
 
 
-def _key_status(profile: Any, environ: os._Environ[str] | dict[str, str]) -> str:
+def _key_status(profile: Any, environ: Mapping[str, str]) -> str:
     if profile.extra.get("oauth"):
         return "oauth"
     if not profile.key_env:
-        return "not needed" if profile.local or profile.name.startswith("emulator") else "-"
+        return "not needed" if profile.local or profile.emulated else "-"
     if any(environ.get(name) for name in profile.key_env):
         return "set"
     return "optional" if profile.local else "missing"

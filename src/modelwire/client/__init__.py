@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from ..accumulate import Accumulator
+from ..completion import Timing
 from ..errors import ModelwireError
 from ..events import (
     Finish,
@@ -43,7 +44,8 @@ from ..events import (
     UsageEvent,
 )
 from ._core import Options, Plan, Settings
-from ._turn import Turn, add_work, sleep_async
+from ._turn import Turn, sleep_async
+from .upstream import CredentialHealth, HeldCredential, Upstream
 
 if TYPE_CHECKING:
     import asyncio
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
     from ..transport import AsyncTransport, SyncTransport, Timeouts
     from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
 
-__all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
+__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "HeldCredential", "Stream", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 
@@ -98,6 +100,8 @@ class _Base:
         )
         self._sleep = sleep
         self._transport = transport
+        self._settings.transport = self._http  # what the Upstreams send through
+        self._upstream: Upstream | None = None  # the primary's, once asked for
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
         # the first request should cost about what later ones do: its one-time work
@@ -106,6 +110,9 @@ class _Base:
         self._warm()
         # reports begin with the caller's first call (the warm-up's offline passes are not calls)
         self._settings.observer = observer
+
+    def _http(self) -> Any:  # each client's own transport (sync or async)
+        raise NotImplementedError
 
     def _warm(self) -> None:
         _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))
@@ -130,6 +137,11 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    @property
+    def has_fallback(self) -> bool:
+        """Whether another model stands behind the primary (``fallback=`` or the config's)."""
+        return bool(self._settings.fallback())
 
     @property
     def encode_cache(self) -> EncodeCache:
@@ -191,7 +203,7 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
         answer = orjson.dumps(endpoint.codec.encode_response(acc.result()))
         for n in range(_WARM_PASSES):  # what a request runs: prepare, encode, send, decode
             turn = Turn(settings, [{"role": "user", "content": "hi"}], Options(), stream=False)
-            request = turn._encode(endpoint, None, False, False)
+            request = turn.encode(endpoint, None, False, False)
             if send is not None and n == 0:  # the transport makes its own passes
                 answer = send(request, endpoint.base_url, settings.timeouts, answer,
                               passes=_WARM_PASSES)
@@ -341,7 +353,8 @@ class Client(_Base):
         Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
-        return Stream(self, Turn(self._settings, messages, options, stream=True), interrupt)
+        return Stream(self._http(), self._sleep if self._sleep is not None else _sync_sleep,
+                      Turn(self._settings, messages, options, stream=True), interrupt)
 
     def embed(
         self,
@@ -402,12 +415,12 @@ def _is_json(resp: Any) -> bool:
     return "json" in resp.headers.get("content-type", "")
 
 
-def _replay(stream: Any, done: Completion, acc: Accumulator) -> Iterator[StreamEvent]:
+def _replay(done: Completion, acc: Accumulator) -> list[StreamEvent]:
     """The events of a whole completion, in stream order, for a stream that got JSON."""
-    for event in _events_of(done):
+    events = _events_of(done)
+    for event in events:
         acc.feed(event)
-        yield event
-    stream.completion = stream._turn.succeed(done)
+    return events
 
 
 def _events_of(done: Completion) -> list[StreamEvent]:
@@ -446,9 +459,11 @@ class Stream:
     waiting for bytes: it closes the socket under the blocked read.
     """
 
-    def __init__(self, client: Client, turn: Turn, interrupt: Any) -> None:
+    def __init__(self, http: SyncTransport, sleep: Callable[[float], Any], turn: Turn,
+                 interrupt: Any) -> None:
         self.completion: Completion | None = None
-        self._client = client
+        self._http = http
+        self._sleep = sleep
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
@@ -496,8 +511,8 @@ class Stream:
 
     def _run(self) -> Iterator[StreamEvent]:
         turn = self._turn
-        http = self._client._http()
-        sleep = self._client._sleep if self._client._sleep is not None else _sync_sleep
+        http = self._http
+        sleep = self._sleep
         try:
             while True:
                 acc = None
@@ -535,7 +550,8 @@ class Stream:
             turn.release()
 
     def _replay(self, done: Completion, acc: Accumulator) -> Iterator[StreamEvent]:
-        return _replay(self, done, acc)
+        yield from _replay(done, acc)
+        self.completion = self._turn.succeed(done)
 
     def _events(self, resp: Any, acc: Accumulator) -> Iterator[StreamEvent]:
         decoder = self._turn.decoder()
@@ -594,6 +610,20 @@ class AsyncClient(_Base):
         # HTTP exchange itself, only its per-origin work
         _dry_run(self._settings, ep, send if warm is not None else None, "async")
 
+    def upstream(self) -> Upstream:
+        """The primary model as an :class:`~modelwire.client.Upstream`: what a relay needs
+        to send requests of its own to it (lease, encode, send or stream, report,
+        release) through this Client's transport, credentials and books."""
+        up = self._upstream
+        if up is None:
+            up = self._upstream = self._settings.upstream(self._settings.endpoint(self.model, primary=True))
+        return up
+
+    def upstreams(self) -> tuple[Upstream, ...]:
+        """Every model of the chain resolved so far as an :class:`~modelwire.client.Upstream`
+        (the primary first): a relay's health check reads their credential pools."""
+        return self._settings.upstreams()
+
     def _http(self) -> AsyncTransport:
         if self._transport is None:
             from ..transport import AsyncHTTPTransport
@@ -641,18 +671,18 @@ class AsyncClient(_Base):
                             resp = await http.send(plan.request, plan.base_url, plan.timeouts)
                     finally:
                         waited += time.perf_counter() - t
-                    if plan.stream:
-                        return turn.succeed(done)
-                    if resp.status >= 400:
-                        raise turn.http_error(resp.status, resp.headers, resp.body)
-                    return turn.succeed(turn.decode_response(resp.body))
+                    if not plan.stream:
+                        if resp.status >= 400:
+                            raise turn.http_error(resp.status, resp.headers, resp.body)
+                        done = turn.decode_response(resp.body)
+                    timing = Timing(time.perf_counter() - started - waited, waited)
+                    return turn.succeed(done, timing=timing)
                 except ModelwireError as exc:
                     wait = turn.fail(exc)
                 if wait > 0:
                     waited += await sleep_async(sleep, wait)
         finally:
             turn.release()
-            add_work(time.perf_counter() - started - waited)
 
     def stream(
         self,
@@ -678,8 +708,9 @@ class AsyncClient(_Base):
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
                        response_format, parallel_tool_calls, extra, headers, extra_api, speed)
-        stream = AsyncStream(self, Turn(self._settings, messages, options, stream=True), interrupt)
-        add_work(time.perf_counter() - started)
+        stream = AsyncStream(self._http(), self._sleep, Turn(self._settings, messages, options, stream=True),
+                             interrupt)
+        stream.work = time.perf_counter() - started
         return stream
 
     async def embed(
@@ -733,12 +764,17 @@ class AsyncStream:
     ``completion`` and re-raises ``CancelledError``.
     """
 
-    def __init__(self, client: AsyncClient, turn: Turn, interrupt: Any) -> None:
+    def __init__(self, http: AsyncTransport, sleep: Callable[[float], Any] | None, turn: Turn,
+                 interrupt: Any) -> None:
         self.completion: Completion | None = None
-        self._client = client
+        self._http = http
+        self._sleep = sleep  # None: asyncio.sleep
         self._turn = turn
         self._interrupt = interrupt
         self._acc: Accumulator | None = None
+        # seconds of the Client's own work so far (preparing and encoding each attempt),
+        # not its waits: what a relay adds to its own time before the first event
+        self.work = 0.0
         self._batched = False
         self._gen = self._run()
 
@@ -783,8 +819,8 @@ class AsyncStream:
         import asyncio  # here, not at module level: a sync Client never needs asyncio
 
         turn = self._turn
-        http = self._client._http()
-        sleep = self._client._sleep if self._client._sleep is not None else asyncio.sleep
+        http = self._http
+        sleep = self._sleep if self._sleep is not None else asyncio.sleep
         try:
             while True:
                 acc = None
@@ -795,13 +831,14 @@ class AsyncStream:
                     t = time.perf_counter()
                     plan = turn.plan()
                     acc = self._acc = Accumulator(model=plan.endpoint.model_id, ordered=plan.endpoint.profile.api_mode == "anthropic_messages")
-                    add_work(time.perf_counter() - t)  # each attempt's encode, before any wait
+                    self.work += time.perf_counter() - t  # each attempt's encode, before any wait
                     async with http.stream(plan.request, plan.base_url, plan.timeouts) as resp:
                         if resp.status >= 400:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())
                         if _is_json(resp):
                             done = turn.decode_response(await resp.read())
-                            replayed = list(_replay(self, done, acc))
+                            replayed = _replay(done, acc)
+                            self.completion = turn.succeed(done)
                             if self._batched:
                                 yield replayed  # type: ignore[misc]
                             else:

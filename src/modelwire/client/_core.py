@@ -3,7 +3,7 @@
 one call's arguments (:class:`Options`) and one attempt's plan (:class:`Plan`).
 
 No I/O happens here except reading the config file and starting the in-process
-emulator on demand; :mod:`._client_turn` keeps each call's books and
+emulator on demand; :mod:`._turn` keeps each call's books and
 :mod:`modelwire.client` drives the HTTP.
 """
 
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
     from ..resilience import RetryPolicy
     from ..wire import EncodedRequest
+    from .upstream import Upstream
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
 
@@ -144,6 +145,10 @@ class Settings:
         self.headers = tuple((headers or {}).items())
         self.retry = retry or RetryPolicy()
         self._endpoints: dict[Model | str, Endpoint] = {}
+        # each endpoint's Upstream, by the endpoint's identity (endpoints live as long as
+        # these settings: they are made once and kept in _endpoints)
+        self._upstreams: dict[int, Upstream] = {}
+        self.transport: Callable[[], Any] | None = None  # () -> the Client's transport
         self._chain: FallbackChain[Endpoint] | None = None
         self._lock = threading.Lock()
 
@@ -240,8 +245,8 @@ class Settings:
 
     def _make_endpoint(self, entry: Model) -> Endpoint:
         from ..codecs import codec_for
-        from ..providers import resolve
         from ..providers.prices import price_for
+        from .resolution import resolve
 
         # resolve() reads the config itself when the name needs it (config names may not
         # look like provider/model, so a provider/model client never parses the file)
@@ -267,6 +272,19 @@ class Settings:
             timeouts=None if entry.timeout is None else _timeouts(entry.timeout),
             price=price_for(profile.name, resolved.model_id, self.prices()),
         )
+
+    def upstream(self, endpoint: Endpoint) -> Upstream:
+        """The :class:`~modelwire.client.upstream.Upstream` of a resolved endpoint (made once)."""
+        up = self._upstreams.get(id(endpoint))
+        if up is None:
+            from .upstream import Upstream
+
+            up = self._upstreams.setdefault(id(endpoint), Upstream(self, endpoint, self.transport))
+        return up
+
+    def upstreams(self) -> tuple[Upstream, ...]:
+        """The Upstreams of every endpoint resolved so far (the primary first)."""
+        return tuple(self.upstream(ep) for ep in list(self._endpoints.values()))
 
     def chain(self) -> FallbackChain[Model, Endpoint]:
         """The resolved chain (built once: resolution is pure and the inputs are fixed).
@@ -313,7 +331,7 @@ def _timeouts(timeout: float | Timeouts | None) -> Timeouts:
 
 def _default_base_url(profile: ProviderProfile) -> str:
     """Only for rows whose URL is known at run time (``resolve`` fills the rest)."""
-    if profile.name.startswith("emulator"):
+    if profile.emulated:
         return _local_emulator_url(profile.api_mode)
     raise ConfigError(f"provider {profile.name!r} needs a base_url")
 

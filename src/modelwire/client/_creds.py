@@ -7,7 +7,7 @@
   with outcomes reported back (success, cool/rotate, refresh on 401 for OAuth) and
   the lease released in every case.
 
-Each ``acquire()`` returns a :class:`Held` (the secret, a printable label, and
+Each ``acquire()`` returns a :class:`HeldCredential` (the secret, a printable label, and
 what the ladder needs to know: pooled? OAuth? another one free?).
 """
 
@@ -24,11 +24,16 @@ if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
     from ..resilience.classify import Failure
 
-__all__ = ["CredentialSource", "EnvKey", "FixedKey", "Held", "PoolKey", "source_for"]
+__all__ = ["CredentialHealth", "CredentialSource", "EnvKey", "FixedKey", "HeldCredential", "PoolKey", "source_for"]
 
 
 @dataclass(frozen=True, slots=True)
-class Held:
+class HeldCredential:
+    """A credential held for one request (:meth:`Upstream.lease
+    <modelwire.client.Upstream.lease>`): the secret (never in the repr), a printable
+    ``label`` (masked), whether it came from a pool and is an OAuth token, and the pool's
+    lease when pooled. Give it back with :meth:`~modelwire.client.Upstream.release`."""
+
     secret: str | None = field(repr=False)
     label: str | None = None  # printable (masked), for Attempt records
     pooled: bool = False
@@ -36,50 +41,73 @@ class Held:
     lease: Any = field(default=None, repr=False, compare=False)
 
 
+@dataclass(frozen=True, slots=True)
+class CredentialHealth:
+    """The state of an upstream's credential pool, in counts (never secrets).
+
+    ``store``: ``ok``, or what the credential store reports (a Redis store that does not
+    answer: the pool runs on local state). ``count``: credentials in the pool.
+    ``usable``: one of them can be leased now. ``available_in``: seconds until the first
+    cooling one frees up (``None`` when none is usable and every one is dead, or when
+    one is usable now). ``states``: credentials by state (``ok``, ``cooling``, ``dead``).
+    ``pool``: names the pool (provider and store), the same for models sharing one."""
+
+    store: str
+    count: int
+    usable: bool
+    available_in: float | None = None
+    states: tuple[tuple[str, int], ...] = ()
+    pool: str = ""
+
+
 class CredentialSource(Protocol):
-    def acquire(self) -> Held: ...
-    def succeeded(self, held: Held) -> None: ...
-    def failed(self, held: Held, failure: Failure, action: str) -> None: ...
-    def release(self, held: Held) -> None: ...
-    def other_available(self, held: Held) -> bool: ...
+    def acquire(self) -> HeldCredential: ...
+    def succeeded(self, held: HeldCredential) -> None: ...
+    def failed(self, held: HeldCredential, failure: Failure, action: str) -> None: ...
+    def release(self, held: HeldCredential) -> None: ...
+    def other_available(self, held: HeldCredential) -> bool: ...
     def ready_in(self) -> float | None: ...
-    def refresh(self, held: Held, error: Any = None) -> bool: ...
-    def renew_every(self, held: Held) -> float | None: ...
-    def renew(self, held: Held) -> None: ...
+    def refresh(self, held: HeldCredential, error: Any = None) -> bool: ...
+    def renew_every(self, held: HeldCredential) -> float | None: ...
+    def renew(self, held: HeldCredential) -> None: ...
+    def health(self) -> CredentialHealth | None: ...
 
 
 class FixedKey:
     """One secret (or none) for every request."""
 
     def __init__(self, secret: str | None, label: str | None = None) -> None:
-        self._held = Held(secret, label)
+        self._held = HeldCredential(secret, label)
 
-    def acquire(self) -> Held:
+    def acquire(self) -> HeldCredential:
         return self._held
 
-    def succeeded(self, held: Held) -> None:
+    def succeeded(self, held: HeldCredential) -> None:
         pass
 
-    def failed(self, held: Held, failure: Failure, action: str) -> None:
+    def failed(self, held: HeldCredential, failure: Failure, action: str) -> None:
         pass
 
-    def release(self, held: Held) -> None:
+    def release(self, held: HeldCredential) -> None:
         pass
 
-    def other_available(self, held: Held) -> bool:
+    def other_available(self, held: HeldCredential) -> bool:
         return False
 
     def ready_in(self) -> float | None:
         return None  # one key: nobody knows better than the server's hint
 
-    def refresh(self, held: Held, error: Any = None) -> bool:
+    def refresh(self, held: HeldCredential, error: Any = None) -> bool:
         return False
 
-    def renew_every(self, held: Held) -> float | None:
+    def renew_every(self, held: HeldCredential) -> float | None:
         return None  # nothing leased, nothing to renew
 
-    def renew(self, held: Held) -> None:
+    def renew(self, held: HeldCredential) -> None:
         pass
+
+    def health(self) -> CredentialHealth | None:
+        return None  # no pool: nothing cools
 
 
 class EnvKey(FixedKey):
@@ -92,13 +120,13 @@ class EnvKey(FixedKey):
         self._names = names
         self._optional = optional
 
-    def acquire(self) -> Held:
+    def acquire(self) -> HeldCredential:
         for name in self._names:
             value = os.environ.get(name)
             if value:
-                return Held(value, f"env:{name}")
+                return HeldCredential(value, f"env:{name}")
         if self._optional or not self._names:
-            return Held(None)
+            return HeldCredential(None)
         from ..errors import NoCredentialsError
 
         raise NoCredentialsError(
@@ -128,7 +156,7 @@ class PoolKey:
             self._pool = self._factory()
         return self._pool
 
-    def acquire(self) -> Held:
+    def acquire(self) -> HeldCredential:
         try:
             lease = self.pool.lease()
         except PoolExhaustedError as exc:
@@ -140,13 +168,13 @@ class PoolKey:
             raise
         cred = lease.credential
         label = cred.label or cred.source or cred.id
-        return Held(lease.secret, str(label), True, cred.auth_type == "oauth", lease)
+        return HeldCredential(lease.secret, str(label), True, cred.auth_type == "oauth", lease)
 
-    def succeeded(self, held: Held) -> None:
+    def succeeded(self, held: HeldCredential) -> None:
         if held.lease is not None:
             self.pool.report(held.lease, "success")
 
-    def failed(self, held: Held, failure: Failure, action: str) -> None:
+    def failed(self, held: HeldCredential, failure: Failure, action: str) -> None:
         # the pool owns the cooldown rules: it hears about every credential fault
         # (rate limit, quota, auth on this key) whatever the ladder does next. A
         # refresh reports the 401 itself (the pool refreshes under its lock).
@@ -156,7 +184,7 @@ class PoolKey:
         if held.lease is not None:
             self.pool.report(held.lease, outcome, failure.error)
 
-    def release(self, held: Held) -> None:
+    def release(self, held: HeldCredential) -> None:
         if held.lease is not None:
             held.lease.release()
 
@@ -170,22 +198,38 @@ class PoolKey:
         wake = pool.next_available_at(creds)
         return None if wake is None else max(0.0, wake - now)
 
-    def other_available(self, held: Held) -> bool:
+    def other_available(self, held: HeldCredential) -> bool:
         pool = self.pool
         current = getattr(getattr(held.lease, "credential", None), "id", None)
         now = pool.clock.time()
         return any(c.id != current and c.is_available(now) for c in pool.credentials())
 
-    def renew_every(self, held: Held) -> float | None:
+    def renew_every(self, held: HeldCredential) -> float | None:
         """Seconds between lease renewals during a long stream (half the lease TTL), so
         a stream longer than the TTL keeps its lease; a crashed process's still expires."""
         return float(self.pool.lease_ttl) / 2 if held.lease is not None else None
 
-    def renew(self, held: Held) -> None:
+    def renew(self, held: HeldCredential) -> None:
         if held.lease is not None:
             held.lease.renew()
 
-    def refresh(self, held: Held, error: Any = None) -> bool:
+    def health(self) -> CredentialHealth | None:
+        pool = self._pool
+        if pool is None:  # not opened yet: nothing to report, and nothing opened to say so
+            return None
+        listed = pool.credentials()
+        now = pool.clock.time()
+        usable = any(c.is_available(now) for c in listed)
+        free_at = None if usable or not listed else pool.next_available_at(listed)
+        states: dict[str, int] = {}
+        for cred in listed:
+            state = cred.effective_status(now)
+            states[state] = states.get(state, 0) + 1
+        return CredentialHealth(pool.health, len(listed), usable,
+                                None if free_at is None else max(0.0, free_at - now),
+                                tuple(sorted(states.items())), f"{pool.provider}@{pool.store.url}")
+
+    def refresh(self, held: HeldCredential, error: Any = None) -> bool:
         """Report the 401: the pool refreshes an OAuth credential (single-use refresh
         tokens, cross-process lock). True when a new token came back."""
         lease = held.lease
@@ -214,7 +258,7 @@ def source_for(
     given = _given_pool(pools, profile.name)
     if given is not None:
         return PoolKey(lambda: given)
-    if profile.name.startswith("emulator"):
+    if profile.emulated:
         # the emulator accepts any non-empty key unless it was started with --keys
         secret = next((os.environ[n] for n in api_key_env if os.environ.get(n)), None)
         return FixedKey(secret or "modelwire-emulator", "emulator")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..codecs import Target
+from ..completion import Timing
 from ..embeddings import (
     Embeddings,
     EmbeddingUsage,
@@ -29,7 +29,7 @@ from ..errors import ConfigError, MessageError, ModelwireError
 from ..providers.embedding import EmbeddingEncoding, EmbeddingSpec, InputType
 from ..resilience import LadderState, StickyStart
 from ._core import Options, Plan, Settings
-from ._turn import Turn, add_work, sleep_async
+from ._turn import Turn, sleep_async
 
 __all__ = ["EmbedJob", "EmbedOptions", "embed_async", "embed_sync"]
 
@@ -61,6 +61,7 @@ class EmbedTurn(Turn):
             self.start = StickyStart()  # not a probe, whatever the sticky books say now
             self.position = position
             self.endpoint = self.chain.entries[position][1]
+            self.upstream = settings.upstream(self.endpoint)
             self.dropped = frozenset()
             self.ladder = LadderState(has_fallback=self.chain.has_after(position))
 
@@ -70,9 +71,8 @@ class EmbedTurn(Turn):
     def plan(self) -> Plan:
         ep = self.endpoint
         spec = spec_of(ep)
-        self.held = ep.creds.acquire()
-        headers = ep.headers + self.settings.headers
-        target = Target(ep.profile, ep.model_id, self.held.secret, ep.base_url, headers)
+        self.held = self.upstream.lease()
+        target = self.upstream.target(self.held)
         opts = self.embed_options
         encoding = opts.encoding or ("base64" if spec.base64 else "float")
         request = encode_request(self.inputs, target, spec, dimensions=opts.dimensions,
@@ -87,7 +87,7 @@ class EmbedTurn(Turn):
         """The batch succeeded: report and release the credential, record the attempt,
         tell the sticky books where it was served (as ``Turn.succeed`` does)."""
         if self.held is not None:
-            self.endpoint.creds.succeeded(self.held)
+            self.upstream.succeeded(self.held)
         self._record("ok", None)
         self.release()
         if self.position or self.start.probe:
@@ -168,10 +168,10 @@ class EmbedJob:
     def failed(self, turn: EmbedTurn) -> None:
         self.attempts += turn.attempts
 
-    def result(self) -> Embeddings:
+    def result(self, timing: Timing | None = None) -> Embeddings:
         usage: EmbeddingUsage = {"prompt_tokens": self.prompt_tokens, "total_tokens": self.total_tokens}
         vectors = stack(self.rows) if self.options.numpy else self.rows
-        return Embeddings(vectors, usage, self.model, self.provider, tuple(self.attempts))
+        return Embeddings(vectors, usage, self.model, self.provider, tuple(self.attempts), timing)
 
 
 def embed_sync(settings: Settings, http: Any, sleep: Callable[[float], Any], inputs: Any,
@@ -206,31 +206,28 @@ async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], An
     started = time.perf_counter()
     waited = 0.0  # on upstreams and backoffs: the rest is the Client's own work
     job = EmbedJob(settings, inputs, options)
-    try:
-        while (turn := job.next_turn()) is not None:
-            try:
-                while True:
+    while (turn := job.next_turn()) is not None:
+        try:
+            while True:
+                try:
+                    plan = turn.plan()
+                    t = time.perf_counter()
                     try:
-                        plan = turn.plan()
-                        t = time.perf_counter()
-                        try:
-                            resp = await http.send(plan.request, plan.base_url, plan.timeouts)
-                        finally:
-                            waited += time.perf_counter() - t
-                        if resp.status >= 400:
-                            raise turn.http_error(resp.status, resp.headers, resp.body)
-                        job.done(turn, resp.body)
-                        break
-                    except ModelwireError as exc:
-                        try:
-                            wait = turn.fail(exc)
-                        except ModelwireError:
-                            job.failed(turn)
-                            raise
-                    if wait > 0:
-                        waited += await sleep_async(sleep, wait)
-            finally:
-                turn.release()
-        return job.result()
-    finally:
-        add_work(time.perf_counter() - started - waited)
+                        resp = await http.send(plan.request, plan.base_url, plan.timeouts)
+                    finally:
+                        waited += time.perf_counter() - t
+                    if resp.status >= 400:
+                        raise turn.http_error(resp.status, resp.headers, resp.body)
+                    job.done(turn, resp.body)
+                    break
+                except ModelwireError as exc:
+                    try:
+                        wait = turn.fail(exc)
+                    except ModelwireError:
+                        job.failed(turn)
+                        raise
+                if wait > 0:
+                    waited += await sleep_async(sleep, wait)
+        finally:
+            turn.release()
+    return job.result(Timing(time.perf_counter() - started - waited, waited))

@@ -12,17 +12,15 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from typing import Any, NoReturn
 
-from ..completion import PRIMARY_COOLING, Attempt, Completion
+from ..completion import PRIMARY_COOLING, Attempt, Completion, Timing
 from ..errors import (
     CredentialError,
     FallbackExhaustedError,
     MessageError,
     ModelwireError,
     PoolExhaustedError,
-    ProviderError,
     UnsupportedContentError,
 )
 from ..messages import prepare_conversation
@@ -30,36 +28,13 @@ from ..messages.stops import StopDecoder, cut_completion, stop_list
 from ..observe.watch import CallWatch
 from ..resilience import Failure, LadderState, StickyStart, classify, decide
 from ..transport import Timeouts
-from ..wire import API_MODES, Target, protocol_name
+from ..wire import API_MODES, protocol_name
 from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
-from ._creds import Held
+from ._creds import HeldCredential
 
-__all__ = ["CLIENT_WORK", "Turn", "add_work", "refuse", "sleep_async"]
+__all__ = ["Turn", "sleep_async"]
 
 _NONE: frozenset[str] = frozenset()
-
-# settings a model may refuse that the answer can do without (stop: applied by the Client)
-_DROPPABLE = frozenset({"stop", "temperature", "top_p", "presence_penalty", "frequency_penalty",
-                        "logit_bias", "seed", "top_k", "parallel_tool_calls"})
-
-
-def refuse(settings: Settings, name: str, error: ModelwireError) -> str | None:
-    """Remember that model ``name`` refused the setting ``error`` names, when it is one an
-    answer can do without; returns it (None: nothing to drop)."""
-    param = _rejected_param(error)
-    if param is None or param not in _DROPPABLE:
-        return None
-    settings.refused.setdefault(name, set()).add(param)
-    return param
-
-
-def _rejected_param(error: ModelwireError) -> str | None:
-    """The parameter an OpenAI-style 400 names (``{"error": {"param": "temperature"}}``)."""
-    body = getattr(error, "body", None)
-    err = body.get("error") if isinstance(body, dict) else None
-    param = err.get("param") if isinstance(err, dict) else None
-    return param if isinstance(param, str) else None
-
 
 # native fields that change what is asked, not how: refused toward another protocol
 # rather than left out (stored prompts, MCP connectors, code containers, web search)
@@ -70,17 +45,6 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
 }
 
 _OFF = frozenset({"none", "off"})  # thinking levels that turn thinking off
-
-# Seconds the async Client's calls in this task spent on their own work (preparing and
-# encoding the request, decoding the answer, the books), not waiting on an upstream or a
-# backoff. Private: the gateway adds it to x-modelwire-overhead-ms, the time spent in the
-# gateway. A context variable, so each request's task has its own.
-CLIENT_WORK: ContextVar[float] = ContextVar("modelwire_client_work", default=0.0)
-
-
-def add_work(seconds: float) -> None:
-    CLIENT_WORK.set(CLIENT_WORK.get() + seconds)
-
 
 async def sleep_async(sleep: Callable[[float], Any], seconds: float) -> float:
     """One backoff wait through the caller's ``sleep`` (a coroutine function or a plain
@@ -123,6 +87,7 @@ class Turn:
             self.attempts.append(Attempt(skipped.profile.name, skipped.model_id, "skipped", PRIMARY_COOLING))
         # the current model's endpoint (an attribute, not a lookup: read ~5 times a call)
         self.endpoint: Endpoint = self.chain.entries[self.position][1]
+        self.upstream = settings.upstream(self.endpoint)  # the lease/encode/report cycle
         if settings.refused:
             self.dropped = frozenset(settings.refused.get(self.endpoint.name, ()))
         self.messages = prepare_conversation(messages)
@@ -133,7 +98,7 @@ class Turn:
         self.ladder = _FRESH[self.chain.has_after(self.position)]
         self.strip = False
         self.strip_schema = False
-        self.held: Held | None = None
+        self.held: HeldCredential | None = None
         self.plan_: Plan | None = None
         total = settings.timeouts.total
         self.deadline = None if total is None else time.monotonic() + total
@@ -144,21 +109,18 @@ class Turn:
         ep = self.endpoint
         if self.watch is not None:
             self.watch.attempt_began()
-        self.held = ep.creds.acquire()
+        self.held = self.upstream.lease()
         stream = self.want_stream or ep.profile.stream_only
-        request = self._encode(ep, self.held.secret, stream, self.strip)
+        request = self.encode(ep, self.held, stream, self.strip)
         self.plan_ = Plan(request, ep.base_url, self._timeouts(ep, len(request.body)), stream, ep)
         return self.plan_
 
-    def _encode(self, ep: Endpoint, secret: str | None, stream: bool, strip: bool,
+    def encode(self, ep: Endpoint, lease: HeldCredential | None, stream: bool, strip: bool,
                 strip_schema: bool | None = None) -> Any:
-        headers = ep.headers + self.settings.headers
-        if self.options.headers:
-            headers += tuple(self.options.headers.items())
+        extra = tuple(self.options.headers.items()) if self.options.headers else ()
         if self.watch is not None:
-            headers += self.watch.headers(ep.name)
-        target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers, self.settings.encode_cache)
-        return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
+            extra += self.watch.headers(ep.name)
+        return self.upstream.encode(self._request(ep, stream, strip, strip_schema), lease, extra)
 
     def _request(self, ep: Endpoint, stream: bool, strip: bool,
                  strip_schema: bool | None = None) -> dict[str, Any]:
@@ -242,12 +204,7 @@ class Turn:
         return decoder
 
     def http_error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelwireError:
-        ep = self.endpoint
-        error = ep.codec.decode_error(status, headers, body)
-        if isinstance(error, ProviderError):
-            error.provider = error.provider or ep.profile.name
-            error.model = error.model or ep.model_id
-        return error
+        return self.upstream.decode_error(status, headers, body)
 
     def decode_response(self, body: bytes) -> Completion:
         ep = self.endpoint
@@ -256,12 +213,13 @@ class Turn:
             return cut_completion(done, self.stops)  # type: ignore[no-any-return]
         return done  # type: ignore[no-any-return]
 
-    def succeed(self, completion: Completion, *, interrupted: bool = False) -> Completion:
+    def succeed(self, completion: Completion, *, interrupted: bool = False,
+                timing: Timing | None = None) -> Completion:
         """Record the attempt, report and release the credential, fill in the facts."""
         ep = self.endpoint
         held = self.held
         if held is not None and not interrupted:
-            ep.creds.succeeded(held)
+            self.upstream.succeeded(held)
         self._record("interrupted" if interrupted else "ok", None)
         self.release()
         if self.position or self.start.probe:
@@ -274,7 +232,7 @@ class Turn:
             model=c.model or ep.model_id, provider=ep.profile.name,
             interrupted=interrupted or c.interrupted, attempts=tuple(self.attempts), id=c.id,
             native_finish_reason=c.native_finish_reason, raw=c.raw, stop_sequence=c.stop_sequence,
-            price=ep.price,
+            price=ep.price, timing=timing,
         )
         if self.watch is not None:
             self.watch.ended(done)
@@ -294,7 +252,7 @@ class Turn:
 
     def release(self) -> None:
         if self.held is not None:
-            self.endpoint.creds.release(self.held)
+            self.upstream.release(self.held)
             self.held = None
 
     def _record(self, outcome: Any, error: BaseException | None) -> None:
@@ -345,7 +303,7 @@ class Turn:
             )
         action = decide(failure, self.ladder, self.settings.retry)
         if held is not None:
-            ep.creds.failed(held, failure, action.kind)
+            self.upstream.report(held, failure, action.kind)
         return self._apply(action, failure, error)
 
     def _apply(self, action: Any, failure: Failure, error: ModelwireError) -> float:
@@ -360,7 +318,7 @@ class Turn:
         if kind in ("strip_reasoning", "strip_schema") and not self._strip_changes_body(kind):
             kind = "raise"  # resending the same body can only get the same 400
         if kind == "drop_param":
-            param = refuse(self.settings, ep.name, error)  # remembered for later calls too
+            param = self.upstream.refuse(error)  # remembered for later calls too
             if param is None or param in self.dropped:
                 kind = "raise"  # not a setting to do without, or dropping it did not help
             else:
@@ -412,6 +370,7 @@ class Turn:
         self.position += 1
         self.fell_back = True
         self.endpoint = self.chain.entries[self.position][1]
+        self.upstream = self.settings.upstream(self.endpoint)
         self.strip = False
         self.dropped = frozenset(self.settings.refused.get(self.endpoint.name, ()))  # its own
         self.ladder = LadderState(has_fallback=self.chain.has_after(self.position))
@@ -444,11 +403,10 @@ class Turn:
         if plan is None:
             return False
         ep = self.endpoint
-        secret = self.held.secret if self.held is not None else None
         if kind == "strip_reasoning":
-            stripped = self._encode(ep, secret, plan.stream, True)
+            stripped = self.encode(ep, self.held, plan.stream, True)
         else:
-            stripped = self._encode(ep, secret, plan.stream, self.strip, strip_schema=True)
+            stripped = self.encode(ep, self.held, plan.stream, self.strip, strip_schema=True)
         return bool(stripped.body != plan.request.body)
 
 

@@ -198,7 +198,7 @@ class LoopbackReceiver:
     def __init__(self, path: str = "/callback") -> None:
         self.path = path
         self.result: dict[str, str] | None = None
-        self._done = threading.Event()
+        self.done = threading.Event()  # set when the redirect arrived
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -213,7 +213,7 @@ class LoopbackReceiver:
                 self.send_header("content-type", "text/plain; charset=utf-8")
                 self.end_headers()
                 self.wfile.write(b"modelwire: login received, you can close this tab.\n")
-                receiver._done.set()
+                receiver.done.set()
 
             def log_message(self, *args: Any) -> None:  # the query holds the code: never log
                 pass
@@ -227,7 +227,7 @@ class LoopbackReceiver:
         return f"http://127.0.0.1:{self._server.server_address[1]}{self.path}"
 
     def wait(self, timeout: float) -> dict[str, str] | None:
-        self._done.wait(timeout)
+        self.done.wait(timeout)
         return self.result
 
     def close(self) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
 from .credential import PooledCredential
-from .stores._ops import Order
+from .stores import Order
 
 __all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "Strategy", "order_candidates", "parse_strategy"]
 

@@ -1,6 +1,11 @@
 """The gateway: OpenAI Chat Completions, Anthropic Messages and OpenAI Responses
 front doors over modelwire's Client. ``create_app(config)`` builds the ASGI app;
-``modelwire serve`` runs it with uvicorn."""
+``modelwire serve`` runs it with uvicorn.
+
+Each front door is a :class:`~modelwire.gateway.doors.Door` (codec, issuer, passthrough
+headers, stateless rules, error framing); :mod:`.request` holds what every route shares.
+Uses only the public API of the packages below it: the Client and its
+:class:`~modelwire.client.Upstream` seam, the codecs, config, errors and events."""
 
 from __future__ import annotations
 

@@ -27,15 +27,14 @@ class AccessHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
     def __init__(self, stream: Any = None) -> None:
         super().__init__(stream)
-        self.setFormatter(logging.Formatter(FORMAT, DATEFMT))
+        self._own = logging.Formatter(FORMAT, DATEFMT)
+        self.setFormatter(self._own)
         self._second = -1
         self._stamp = ""
 
     def direct(self) -> bool:
         """Whether a line may skip ``logging``: the handler still formats as it was made."""
-        fmt = self.formatter
-        return (not self.filters and fmt is not None and fmt._fmt == FORMAT
-                and fmt.datefmt == DATEFMT and type(fmt) is logging.Formatter)
+        return not self.filters and self.formatter is self._own
 
     def write_line(self, message: str) -> None:
         now = time.time()

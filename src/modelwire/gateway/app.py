@@ -9,48 +9,42 @@ codec. Errors come out in the door's own shape (:mod:`.errors`).
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelwireError
 from .auth import GatewayKeys
 from .clients import ClientCache
-from .errors import Door, GatewayError, HttpError, error_body, retry_after_header
 from .limits import Limits
 from .models import ModelTable
 from .seal import Sealer
 
+if TYPE_CHECKING:
+    from ..config import Config
+
 __all__ = ["FrontDoors", "Gateway", "create_app"]
 
 log = logging.getLogger("modelwire.gateway")
-access_log = logging.getLogger("modelwire.gateway.access")
 
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
-_REQUEST_FIELDS = frozenset((
-    "tools", "tool_choice", "thinking", "max_tokens", "temperature", "top_p", "stop",
-    "response_format", "parallel_tool_calls",
-))
 
 
 class Gateway:
     """State shared by all requests: config, keys, model table, sealer, clients."""
 
-    def __init__(self, config: Any, *, environ: dict[str, str] | None = None) -> None:
+    def __init__(self, config: Config, *, environ: dict[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         self.config = config
-        gw = getattr(config, "gateway", None)
-        self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
+        gw = config.gateway
+        self.keys = GatewayKeys.from_env(gw.keys_env or "MODELWIRE_GATEWAY_KEYS", env)
         self.admission: Any = None  # teams (gateway.admission): off by default
-        if getattr(getattr(config, "teams", None), "enabled", False):
+        if config.teams.enabled:
             from .admission import Admission, TeamKeys
 
             self.admission = Admission.from_config(config)
             self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
-        self.admin_keys = GatewayKeys.from_env(
-            getattr(gw, "admin_keys_env", None) or "MODELWIRE_ADMIN_KEYS", env)
+        self.admin_keys = GatewayKeys.from_env(gw.admin_keys_env or "MODELWIRE_ADMIN_KEYS", env)
         self.models = ModelTable.from_config(config)
         self.limits = Limits.from_config(gw)
         self.slots: Any = None  # gateway.max_concurrent_per_model, when set
@@ -58,26 +52,26 @@ class Gateway:
             from .slots import ModelSlots
 
             self.slots = ModelSlots(self.limits.max_concurrent_per_model, self.limits.queue_timeout)
-        self.max_body = int(getattr(gw, "max_body_bytes", None) or DEFAULT_MAX_BODY)
-        self.passthrough_keys = bool(getattr(gw, "client_key_passthrough", False))
-        self.access_log = bool(getattr(gw, "access_log", True))
-        self.unsupported_tools = str(getattr(gw, "unsupported_tools", None) or "drop")
+        self.max_body = int(gw.max_body_bytes or DEFAULT_MAX_BODY)
+        self.passthrough_keys = bool(gw.client_key_passthrough)
+        self.access_log = bool(gw.access_log)
+        self.unsupported_tools = str(gw.unsupported_tools or "drop")
         from ..resilience import RetryPolicy
 
         # a request is not held for a long Retry-After: its client's SDK retries itself
-        self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
+        self.retry = RetryPolicy(give_up_over=float(gw.max_retry_wait))
         from ..codecs.cache import EncodeCache
 
         # one for all the gateway's clients: an agent's tools are converted once, whichever
         # model or client key serves its turns
         self.encode_cache = EncodeCache()
-        seal_env = self.seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
+        seal_env = self.seal_env = gw.seal_secret_env or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
         if self.sealer.ephemeral:
             log.info("no %s set: sealed reasoning will not survive a restart", seal_env)
         self._clients = ClientCache(_configured_names(config), self.limits.max_adhoc_clients, self._retire)
-        routing = getattr(config, "smart_routing", None)
+        routing = config.smart_routing
         self.routing_on = bool(routing and routing.enabled and routing.cheap_model)
         self.routing_memory: Any = None
         if self.routing_on:
@@ -90,10 +84,10 @@ class Gateway:
         self.drain_expired = False
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
         self.streams: set[Any] = set()  # tasks serving a stream right now
-        self._loop: Any = None
+        self.loop: Any = None  # the event loop serving requests, once started
         self.observe = _observer(config, gw, env, self.credential_states)  # None: metrics and traces off
         self.metrics_keys = GatewayKeys.from_env(
-            getattr(getattr(gw, "metrics", None), "keys_env", None) or "MODELWIRE_METRICS_KEYS", env)
+            gw.metrics.keys_env or "MODELWIRE_METRICS_KEYS", env)
 
     def warm_up(self) -> None:
         """Build each configured model's client and load the codecs at startup, so the
@@ -110,11 +104,11 @@ class Gateway:
     def begin_drain(self) -> None:
         """SIGTERM: refuse new requests; streams get ``grace`` seconds, then end with
         their protocol's error event (which closes the upstream and releases leases)."""
-        if self.draining or self._loop is None:
+        if self.draining or self.loop is None:
             return
         self.draining = True
         log.info("draining: %d streams get %.0f s to finish", len(self.streams), self.grace)
-        self._loop.call_soon_threadsafe(self._loop.call_later, self.grace, self._expire)
+        self.loop.call_soon_threadsafe(self.loop.call_later, self.grace, self._expire)
 
     def _expire(self) -> None:
         self.drain_expired = True
@@ -123,7 +117,7 @@ class Gateway:
 
     def routes(self, model: str) -> bool:
         """Whether smart routing decides requests for ``model`` (from their conversation)."""
-        return bool(self.routing_on) and model == getattr(self.config, "default_model", None)
+        return bool(self.routing_on) and model == self.config.default_model
 
     def route(self, model: str, messages: list[Any], conversation_id: str | None) -> tuple[str, Any]:
         """Smart routing for requests to the default model: a simple turn goes to the
@@ -164,8 +158,8 @@ class Gateway:
 
     def _retire(self, client: Any) -> None:
         """An evicted client: closed in the loop (its running streams finish first)."""
-        if self._loop is not None:
-            task = self._loop.create_task(client.close())
+        if self.loop is not None:
+            task = self.loop.create_task(client.close())
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
 
@@ -189,22 +183,22 @@ class Gateway:
         revoked key): its requests fail or fall back until then; a teams limiter whose
         Redis does not answer (each instance then limits on its own). Counts, never secrets."""
         problems = []
-        for name, ep, pool in self._pools():
-            state = pool.health
-            if state != "ok":
-                problems.append({"model": name, "provider": ep.profile.name,
-                                 "credential_store": state})
-            listed = pool.credentials()
-            now = pool.clock.time()
-            if listed and not any(c.is_available(now) for c in listed):
-                free_at = pool.next_available_at(listed)  # None: all dead
-                problem: dict[str, Any] = {
-                    "model": name, "provider": ep.profile.name,
-                    "credentials": "all cooling" if free_at is not None else "all dead",
-                    "count": len(listed)}
-                if free_at is not None:
-                    problem["available_in_s"] = max(0, round(free_at - now))
-                problems.append(problem)
+        for name, client in list(self._clients.items()):
+            for up in client.upstreams():
+                state = up.health()  # None: no pool, or none opened yet
+                if state is None:
+                    continue
+                if state.store != "ok":
+                    problems.append({"model": name, "provider": up.provider,
+                                     "credential_store": state.store})
+                if state.count and not state.usable:
+                    problem: dict[str, Any] = {
+                        "model": name, "provider": up.provider,
+                        "credentials": "all cooling" if state.available_in is not None else "all dead",
+                        "count": state.count}
+                    if state.available_in is not None:
+                        problem["available_in_s"] = max(0, round(state.available_in))
+                    problems.append(problem)
         writer = None if self.admission is None else self.admission.gate.writer
         if writer is not None and writer.dropped:
             problems.append({"spend_record": "rows dropped: the teams store is not keeping up",
@@ -222,35 +216,26 @@ class Gateway:
             "limits": self.limits.as_dict(),
         }
 
-    def _pools(self) -> Iterator[tuple[str, Any, Any]]:
-        """(model, endpoint, pool) for each credential pool the clients opened so far."""
-        for name, client in list(self._clients.items()):
-            settings = getattr(client, "_settings", None)
-            if settings is None:
-                continue
-            for ep in list(getattr(settings, "_endpoints", {}).values()):
-                pool = getattr(getattr(ep, "creds", None), "_pool", None)  # only pools already opened
-                if pool is not None:
-                    yield name, ep, pool
-
     def credential_states(self) -> list[tuple[str, str, int]]:
         """``(provider, state, count)`` over the pools opened so far (``/metrics``)."""
         counts: dict[tuple[str, str], int] = {}
-        seen: set[int] = set()
-        for _, ep, pool in self._pools():
-            if id(pool) in seen:
-                continue
-            seen.add(id(pool))
-            now = pool.clock.time()
-            for cred in pool.credentials():
-                key = (ep.profile.name, cred.effective_status(now))
-                counts[key] = counts.get(key, 0) + 1
+        seen: set[str] = set()
+        for client in list(self._clients.values()):
+            for up in client.upstreams():
+                health = up.health()
+                if health is None or health.pool in seen:
+                    continue
+                seen.add(health.pool)
+                for state, n in health.states:
+                    counts[up.provider, state] = counts.get((up.provider, state), 0) + n
         return [(provider, state, n) for (provider, state), n in sorted(counts.items())]
 
     def metrics_reply(self, headers: Any) -> Any:
         """``GET /metrics``: the exposition text, for a scraper holding a metrics key
         (``gateway.metrics.keys_env``; unset: the gateway's own keys)."""
         from .asgi import Reply
+        from .errors import GatewayError
+        from .request import error_response, request_id
 
         if self.observe is None or self.observe.metrics is None:
             return Reply(404, b'{"error": "metrics are off (gateway.metrics.enabled)"}')
@@ -258,7 +243,7 @@ class Gateway:
         try:
             keys.check(headers)
         except GatewayError as exc:
-            return _error_response(exc.http, "chat_completions", _request_id())
+            return error_response(exc.http, "chat_completions", request_id())
         from ..observe.metrics import CONTENT_TYPE
 
         return Reply(200, self.observe.metrics.render(), content_type=CONTENT_TYPE)
@@ -279,20 +264,18 @@ def _observer(config: Any, gw: Any, env: Any, credentials: Any) -> Any:
     from ..observe.gateway import GatewayObserver
     from .auth import is_loopback
 
-    keys_env = getattr(getattr(gw, "metrics", None), "keys_env", None) or "MODELWIRE_METRICS_KEYS"
+    keys_env = gw.metrics.keys_env or "MODELWIRE_METRICS_KEYS"
     return GatewayObserver.from_config(
         config, loopback=is_loopback(env.get("MODELWIRE_SERVE_HOST") or "127.0.0.1"),
         metrics_keys=GatewayKeys.from_env(keys_env, env).keys, credentials=credentials)
 
 
-def _configured_names(config: Any) -> frozenset[str]:
+def _configured_names(config: Config) -> frozenset[str]:
     """Model strings the config names (models, alias targets, the default, the cheap
     model): their clients are pinned, never evicted."""
-    names = set(getattr(config, "models", {}) or {})
-    gw = getattr(config, "gateway", None)
-    names.update((getattr(gw, "aliases", {}) or {}).values())
-    routing = getattr(config, "smart_routing", None)
-    for name in (getattr(config, "default_model", None), getattr(routing, "cheap_model", None)):
+    names = set(config.models)
+    names.update(config.gateway.aliases.values())
+    for name in (config.default_model, config.smart_routing.cheap_model):
         if name:
             names.add(name)
     return frozenset(names)
@@ -336,93 +319,7 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def _new_id_prefix() -> None:
-    global _ID_PREFIX, _ID_COUNT
-    _ID_PREFIX = "req_" + os.urandom(8).hex()
-    # ten decimal digits from a random start: ids stay one length for a billion requests
-    _ID_COUNT = itertools.count(10**9 + int.from_bytes(os.urandom(4), "big") % 10**9)
-
-
-_new_id_prefix()
-os.register_at_fork(after_in_child=_new_id_prefix)  # a forked worker must not repeat ids
-
-
-def _request_id() -> str:
-    """``req_`` + 16 hex digits + 10 decimal ones: 64 random bits drawn once per process,
-    then a counter (unique without a getrandom syscall per request; uuid4 cost 3x as
-    much). Decimal, not hex: the int-to-text code every request already runs, not the
-    format-spec machinery that nothing else on the path needs."""
-    return f"{_ID_PREFIX}{next(_ID_COUNT)}"
-
-
-def ms_text(ms: float) -> str:
-    """``ms`` with three decimals (``x-modelwire-overhead-ms``), in integer arithmetic:
-    float formatting is code no other part of a request runs (cold at concurrency 1)."""
-    us = int(ms * 1000.0 + 0.5) if ms > 0 else 0
-    return f"{us // 1000}.{str(1000 + us % 1000)[1:]}"
-
-
-def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
-    import orjson
-
-    from .asgi import Reply
-
-    headers = {"x-request-id": request_id, **retry_after_header(err)}
-    return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
-
-
-def _request_options(req: dict[str, Any]) -> dict[str, Any]:
-    """The request's fields with an internal meaning, as the Client's arguments."""
-    # the set operation in C: a request carries one or two of the nine, usually
-    return {k: req[k] for k in req.keys() & _REQUEST_FIELDS if req[k] is not None}
-
-
-def _client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
-    opts = _request_options(req)
-    # native fields and tools: the Client gives them to the models of the chain that speak
-    # the door's protocol, leaves the fields out for the others and refuses their tools
-    opts["extra_api"] = door
-    extra = req.get("extra")
-    if extra:
-        if extra.get("speed") is not None:
-            # Anthropic's speed field is the Client's speed option: sent (with its beta)
-            # where the upstream has fast mode, left out elsewhere, never blindly copied
-            extra = {k: v for k, v in extra.items() if k != "speed"}
-            opts["speed"] = "fast" if req["extra"]["speed"] == "fast" else "standard"
-        if extra:
-            opts["extra"] = extra
-    return opts
-
-
-def _too_large(limit: int) -> GatewayError:
-    return GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
-
-
-async def _read_body(request: Any, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    message = await request.receive()
-    if message["type"] == "http.disconnect":
-        from .asgi import ClientGone
-
-        raise ClientGone("the client disconnected while sending its request")
-    body = message.get("body", b"")
-    if len(body) > limit:
-        raise _too_large(limit)
-    if not message.get("more_body", False):
-        return body  # the usual case: the whole body in one message
-    chunks = [body]
-    size = len(body)
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> Any:
+def create_app(config: Config | None = None, *, environ: dict[str, str] | None = None) -> Any:
     """The ASGI app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
     from contextlib import asynccontextmanager
 
@@ -447,7 +344,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     async def lifespan(app: Any):
         import asyncio
 
-        loop = gateway._loop = asyncio.get_running_loop()
+        loop = gateway.loop = asyncio.get_running_loop()
         if gateway.observe is not None:
             gateway.observe.start(loop)
         _chain_sigterm(gateway)

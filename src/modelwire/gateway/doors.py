@@ -13,53 +13,77 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
+from ..codecs import CODECS, Codec
 from ..events import ReasoningBlock, ReasoningDelta, StreamEvent
-from .errors import Door
+from ..wire.api import ApiMode
+from .errors import HttpError, error_body
 from .seal import Sealer
 
-__all__ = ["DOORS", "DoorSpec", "answer_args", "open_sealed", "seal_events", "seal_message"]
+__all__ = ["DOORS", "Door", "open_sealed", "seal_events", "seal_message"]
 
 
 @dataclass(frozen=True, slots=True)
-class DoorSpec:
-    name: Door
-    issuer: str  # reasoning blocks of this issuer travel natively through this door
+class Door:
+    """One front door: the protocol its clients speak and every fact that follows."""
+
+    api_mode: ApiMode
+    codec: Codec  # decodes the client's request, encodes the answer
+    # the issuer the door's codec gives reasoning its clients echo (the codecs' default);
+    # blocks of this issuer travel natively through this door
+    issuer: str
     native_types: frozenset[str]  # block types the door's clients carry natively
+    answer_prefix: str  # the protocol's id prefix for an answer
+    # client headers the upstream needs to read the client's own bytes (the lane)
+    passthrough_headers: tuple[str, ...] = ()
+    # fields naming state kept by the vendor's servers: refused, this gateway keeps none
+    stateful_fields: tuple[str, ...] = ()
+    # the SSE event name of an error after bytes went out (None: a bare ``data:`` line)
+    error_event: str | None = "error"
+    seals: bool = True  # foreign reasoning is sealed for this door's clients
+
+    def error_frame(self, err: HttpError, request_id: str) -> bytes:
+        """An error as the last SSE frame of a relayed stream, in the door's shape."""
+        payload = orjson.dumps(error_body(err, self.api_mode, request_id))
+        if self.error_event is None:
+            return b"data: " + payload + b"\n\n"
+        return b"event: " + self.error_event.encode() + b"\ndata: " + payload + b"\n\n"
+
+    def answer_args(self, request_id: str, created: int, model: str) -> dict[str, Any]:
+        """The keywords the door's codec takes for one answer (``encode_response`` and
+        ``StreamEncoder`` alike, the same for every codec): the answer's id, its time (a
+        protocol without one ignores it), and the model name to show. The id reuses the request id's unique part (random
+        per process, then a counter): unique per answer without drawing randomness per
+        request, and an operator finds the access-log line from the id a client reports."""
+        return {"id": self.answer_prefix + request_id.removeprefix("req_"), "model": model,
+                "created": created}
 
 
-DOORS: dict[Door, DoorSpec] = {
-    "chat_completions": DoorSpec("chat_completions", "", frozenset()),
-    "anthropic_messages": DoorSpec(
-        "anthropic_messages", "anthropic", frozenset({"thinking", "redacted_thinking"})
-    ),
-    "responses": DoorSpec("responses", "openai", frozenset({"reasoning"})),
+# OpenAI-compatible clients keep reasoning_details entries as they are: nothing sealed
+DOORS: dict[ApiMode, Door] = {
+    "chat_completions": Door(
+        "chat_completions", CODECS["chat_completions"], "openai", frozenset(), "chatcmpl-",
+        error_event=None, seals=False),
+    "anthropic_messages": Door(
+        "anthropic_messages", CODECS["anthropic_messages"], "anthropic",
+        frozenset({"thinking", "redacted_thinking"}), "msg_",
+        passthrough_headers=("anthropic-version", "anthropic-beta")),
+    "responses": Door(
+        "responses", CODECS["responses"], "openai", frozenset({"reasoning"}), "resp_",
+        stateful_fields=("previous_response_id", "conversation")),
 }
 
 
-# each protocol's id prefix for an answer
-_ANSWER_PREFIX: dict[Door, str] = {
-    "chat_completions": "chatcmpl-", "anthropic_messages": "msg_", "responses": "resp_",
-}
-
-
-def answer_args(door: Door, request_id: str, created: int, model: str) -> dict[str, Any]:
-    """The keywords the door's codec takes for one answer (``encode_response`` and
-    ``StreamEncoder`` alike, the same for every codec): the answer's id, its time (a
-    protocol without one ignores it), and the model name to show. The id reuses the request id's unique part (random per
-    process, then a counter): unique per answer without drawing randomness per request,
-    and an operator finds the access-log line from the id a client reports."""
-    return {"id": _ANSWER_PREFIX[door] + request_id.removeprefix("req_"), "model": model, "created": created}
-
-
-def _is_native(door: DoorSpec, issuer: str, block: dict[str, Any]) -> bool:
-    if door.name == "chat_completions":
-        return True  # OpenAI-compatible clients keep reasoning_details entries as they are
+def _is_native(door: Door, issuer: str, block: dict[str, Any]) -> bool:
+    if not door.seals:
+        return True
     return issuer == door.issuer and block.get("type") in door.native_types
 
 
-def _sealed_block(door: DoorSpec, sealer: Sealer, issuer: str, block: dict[str, Any], text: str) -> dict[str, Any]:
+def _sealed_block(door: Door, sealer: Sealer, issuer: str, block: dict[str, Any], text: str) -> dict[str, Any]:
     envelope = sealer.seal(issuer, block)
-    if door.name == "anthropic_messages":
+    if door.api_mode == "anthropic_messages":
         return {"type": "thinking", "thinking": text, "signature": envelope}
     summary = [{"type": "summary_text", "text": text}] if text else []
     return {"type": "reasoning", "id": "rs_" + envelope[-24:].replace("-", "x").replace("_", "y"),
@@ -76,11 +100,10 @@ def _block_text(block: dict[str, Any]) -> str:
     return ""
 
 
-def seal_message(message: dict[str, Any], door: Door, sealer: Sealer) -> dict[str, Any]:
+def seal_message(message: dict[str, Any], spec: Door, sealer: Sealer) -> dict[str, Any]:
     """A non-stream answer: replace foreign reasoning blocks by sealed native ones."""
-    spec = DOORS[door]
     details = message.get("reasoning_details")
-    if not details or spec.name == "chat_completions":
+    if not details or not spec.seals:
         return message
     out = []
     for entry in details:
@@ -93,16 +116,15 @@ def seal_message(message: dict[str, Any], door: Door, sealer: Sealer) -> dict[st
     return {**message, "reasoning_details": out}
 
 
-def seal_events(events: Iterable[StreamEvent], door: Door, sealer: Sealer) -> list[StreamEvent]:
+def seal_events(events: Iterable[StreamEvent], spec: Door, sealer: Sealer) -> list[StreamEvent]:
     """Stream events: a foreign ReasoningBlock becomes a signature delta plus a sealed native block."""
-    spec = DOORS[door]
-    if spec.name == "chat_completions":
+    if not spec.seals:
         return list(events)
     out: list[StreamEvent] = []
     for ev in events:
         if isinstance(ev, ReasoningBlock) and not _is_native(spec, ev.issuer, ev.block):
             sealed = _sealed_block(spec, sealer, ev.issuer, ev.block, _block_text(ev.block))
-            if door == "anthropic_messages":
+            if spec.api_mode == "anthropic_messages":
                 out.append(ReasoningDelta(signature=sealed["signature"]))
             out.append(ReasoningBlock(spec.issuer, sealed))
         else:

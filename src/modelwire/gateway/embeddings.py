@@ -17,13 +17,11 @@ from typing import Any
 
 import orjson
 
-from ..client._turn import CLIENT_WORK
 from ..embeddings import decode_request, encode_response
-from .app import _read_body, _request_id
 from .asgi import ClientGone, Reply
 from .depth import check_depth
 from .errors import GatewayError
-from .handlers import _Ctx, _headers, failure_reply
+from .request import Ctx, failure_reply, read_body, request_id, served_headers
 
 __all__ = ["EmbeddingsDoor"]
 
@@ -42,7 +40,7 @@ class EmbeddingsDoor:
 
     async def __call__(self, request: Any) -> Any:
         gw = self.gw
-        ctx = _Ctx("embeddings", _request_id(), time.perf_counter(), gw.access_log)  # type: ignore[arg-type]
+        ctx = Ctx("embeddings", request_id(), time.perf_counter(), gw.access_log)
         held: str | None = None  # the model whose slot this request holds
         try:
             if gw.draining:
@@ -54,16 +52,17 @@ class EmbeddingsDoor:
                 await gw.slots.acquire(ctx.model)
                 held = ctx.model
             client = gw.client(ctx.model, request.headers)
-            before, work = time.perf_counter(), CLIENT_WORK.get()
+            before = time.perf_counter()
             done = await client.embed(req["input"], dimensions=req.get("dimensions"),
                                       input_type=req.get("input_type"))
             after = time.perf_counter()
             body = encode_response(done.vectors, done.model, done.usage,
                                    req.get("encoding_format", "float"))
-            overhead = (before - ctx.started + CLIENT_WORK.get() - work + time.perf_counter() - after) * 1000
+            work = done.timing.work if done.timing is not None else 0.0  # the Client's own, not its waits
+            overhead = (before - ctx.started + work + time.perf_counter() - after) * 1000
             ctx.upstream = f"{done.provider}/{done.model}"
             ctx.tokens = done.usage["total_tokens"]
-            return Reply(200, body, _headers(ctx, done, overhead))
+            return Reply(200, body, served_headers(ctx, done, overhead))
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer
             raise
@@ -75,7 +74,7 @@ class EmbeddingsDoor:
             ctx.log()
 
     async def _json(self, request: Any) -> Any:
-        raw = await _read_body(request, self.gw.max_body)
+        raw = await read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:

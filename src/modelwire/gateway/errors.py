@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TypeAlias
 
 from .. import errors as E
 from ..wire.api import ApiMode
 from .scrub import scrub
 
-__all__ = ["Door", "GatewayError", "HttpError", "error_body", "from_exception", "scrubbed"]
-
-Door: TypeAlias = ApiMode  # the front doors are the three protocols
+__all__ = ["GatewayError", "HttpError", "error_body", "from_exception", "scrubbed"]
 
 # our error kinds -> (OpenAI type, Anthropic type)
 _TYPES = {
@@ -56,7 +53,7 @@ class GatewayError(Exception):
         self.http = HttpError(status, message, code, retry_after)
 
 
-def from_exception(exc: BaseException, door: Door) -> HttpError:
+def from_exception(exc: BaseException, door: ApiMode) -> HttpError:
     """Map any error to what the client at ``door`` should see."""
     if isinstance(exc, GatewayError):
         return exc.http
@@ -97,7 +94,7 @@ def scrubbed(exc: E.ModelwireError) -> E.ModelwireError:
     return exc
 
 
-def _provider(exc: E.ProviderError, door: Door) -> HttpError:
+def _provider(exc: E.ProviderError, door: ApiMode) -> HttpError:
     msg = scrub(str(exc))
     if isinstance(exc, (E.AuthenticationError, E.PermissionDeniedError, E.BillingError)):
         # the gateway's own upstream credential failed: not the client's key
@@ -120,7 +117,7 @@ def _provider(exc: E.ProviderError, door: Door) -> HttpError:
     return HttpError(status, msg, exc.code)
 
 
-def error_body(err: HttpError, door: Door, request_id: str) -> dict:
+def error_body(err: HttpError, door: ApiMode, request_id: str) -> dict:
     """The error body in the door's shape."""
     openai_type, anthropic_type = _TYPES.get(err.status, ("server_error", "api_error"))
     if err.kind:

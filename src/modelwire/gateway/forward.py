@@ -10,12 +10,13 @@ from typing import Any
 
 import orjson
 
-from ..client._turn import refuse
+from ..client import Upstream
 from ..errors import ModelwireError
-from ..resilience.classify import RETRYABLE, classify
-from .app import ms_text
-from .errors import Door, error_body, from_exception
+from ..resilience.classify import RETRYABLE
+from .doors import Door
+from .errors import HttpError, from_exception
 from .lane import Forward
+from .request import ms_text
 
 __all__ = ["forward"]
 
@@ -27,7 +28,7 @@ _LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400", "param_
 
 
 def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
-    ctx.upstream = f"{fwd.endpoint.profile.name}/{fwd.endpoint.model_id}"
+    ctx.upstream = f"{fwd.upstream.provider}/{fwd.upstream.model_id}"
     ctx.lane = True
     ctx.overhead = overhead_ms / 1000
     headers = {
@@ -47,33 +48,24 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
     """The lane attempt failed before any byte went out: release the lease, tell the
     pool, and say whether the translating path (its ladder) should take over."""
     fwd.release()
-    failure = classify(err, fwd.endpoint.profile)
-    if failure.kind == "param_400":  # the translating path leaves it out from its first try
-        refuse(fwd.client._settings, fwd.endpoint.name, err)
-    try:
-        fwd.endpoint.creds.failed(fwd.held, failure, "lane")
-    except Exception:
-        log.debug("could not report a lane failure to the credential pool", exc_info=True)
-    return failure.kind in _LADDER
+    # a refused setting is remembered: the translating path leaves it out from its first try
+    return fwd.upstream.failed(fwd.lease, err, "lane").kind in _LADDER
 
 
-async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: Any,
-                  *, hand_over: bool = True) -> Any:
+async def forward(upstream: Upstream, door: Door, req: dict[str, Any], ctx: Any,
+                  client_headers: Any, *, hand_over: bool = True) -> Any:
     """The response, or ``None`` to let the translating path (with its ladder) serve it;
     never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:
     the upstream's error is the answer)."""
     from .asgi import Reply
 
     stream = bool(req.get("stream"))
-    fwd = Forward(client, ctx.raw, stream, client_headers, ctx.raw_model)
-    http = client._http()
-    timeouts = client._settings.timeouts
-    base_url = fwd.endpoint.base_url
+    fwd = Forward(upstream, door, ctx.raw, stream, client_headers, ctx.raw_model)
     before = time.perf_counter()
     overhead = (before - ctx.started) * 1000
     if not stream:
         try:
-            resp = await http.send(fwd.request, base_url, timeouts)
+            resp = await upstream.send(fwd.request)
             if resp.status >= 400:
                 raise fwd.error(resp.status, resp.headers, resp.body)
         except ModelwireError as exc:
@@ -86,15 +78,15 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
         # as on the translating path: the time before the send and after the answer
         return Reply(200, resp.body, _served_headers(ctx, fwd, overhead + (time.perf_counter() - answered) * 1000))
 
-    manager = http.stream(fwd.request, base_url, timeouts)
+    manager = upstream.stream(fwd.request)
     try:
         resp = await manager.__aenter__()
         if resp.status >= 400:
             try:
-                body = await resp.read()
+                answer = await resp.read()
             finally:
                 await manager.__aexit__(None, None, None)
-            raise fwd.error(resp.status, resp.headers, body)
+            raise fwd.error(resp.status, resp.headers, answer)
     except ModelwireError as exc:
         if _give_up(fwd, exc) and hand_over:
             return None
@@ -104,7 +96,7 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
 
     async def body() -> AsyncIterator[bytes]:
         ok = False
-        seen = _ResponsesSeen() if ctx.door == "responses" else None
+        seen = _ResponsesSeen() if door.api_mode == "responses" else None
         try:
             async for chunk in resp.aiter_chunks():
                 if seen is not None:
@@ -112,8 +104,9 @@ async def forward(client: Any, req: dict[str, Any], ctx: Any, client_headers: An
                 yield chunk
             ok = True
         except ModelwireError as exc:  # after bytes went out: the protocol's error event
-            ctx.status = from_exception(exc, ctx.door).status
-            yield (seen.failed(exc, ctx.door) if seen is not None else None) or _error_frame(ctx, exc)
+            err = from_exception(exc, door.api_mode)
+            ctx.status = err.status
+            yield (seen.failed(err) if seen is not None else None) or door.error_frame(err, ctx.request_id)
         finally:
             if not ok:
                 resp.close()
@@ -146,14 +139,13 @@ class _ResponsesSeen:
         if b'"sequence_number"' in chunk:
             self.last = chunk
 
-    def failed(self, exc: BaseException, door: Door) -> bytes | None:
+    def failed(self, err: HttpError) -> bytes | None:
         """The ``response.failed`` event, or ``None`` when the bytes seen do not say
         which response this is (then the door's plain error event)."""
         response = _created_response(self.first)
         numbers = _SEQUENCE.findall(self.last)
         if response is None or not numbers:
             return None
-        err = from_exception(exc, door)
         code = "rate_limit_exceeded" if err.status == 429 else "invalid_prompt" if err.status < 500 else "server_error"
         failed = {**response, "status": "failed", "error": {"code": code, "message": err.message}, "output": []}
         payload = {"type": "response.failed", "response": failed, "sequence_number": int(numbers[-1]) + 1}
@@ -175,10 +167,3 @@ def _created_response(chunk: bytes) -> dict[str, Any] | None:
         return None  # the event did not arrive whole in the first chunk
     response = event.get("response") if isinstance(event, dict) and event.get("type") == "response.created" else None
     return response if isinstance(response, dict) else None
-
-
-def _error_frame(ctx: Any, exc: BaseException) -> bytes:
-    payload = orjson.dumps(error_body(from_exception(exc, ctx.door), ctx.door, ctx.request_id))
-    if ctx.door == "chat_completions":
-        return b"data: " + payload + b"\n\n"
-    return b"event: error\ndata: " + payload + b"\n\n"

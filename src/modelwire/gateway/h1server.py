@@ -88,9 +88,9 @@ def _json(code: int, text: str, error_code: str, path: bytes, default_headers: l
     """An answer the server gives itself (a bad request line, a timeout, the connection
     cap) in the error shape of the door the path names: Anthropic's under /v1/messages,
     else OpenAI's (the Chat Completions and Responses doors share it). Closes."""
-    from .app import _request_id  # the app's id scheme; imported late: app is the heavier module
+    from .request import request_id  # the app's id scheme
 
-    rid = _request_id()
+    rid = request_id()
     door = "anthropic_messages" if path.startswith(b"/v1/messages") else "chat_completions"
     body = orjson.dumps(error_body(HttpError(code, text, error_code), door, rid))
     head = b"".join(b"%s: %s\r\n" % kv for kv in default_headers)

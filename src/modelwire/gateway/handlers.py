@@ -6,24 +6,30 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from ..client._turn import CLIENT_WORK
-from ..codecs import codec_for
 from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
-from .accesslog import write as write_access
-from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
+from ..types import ApiMode
 from .asgi import ClientGone, Reply
 from .depth import check_depth
-from .doors import answer_args, open_sealed, seal_events, seal_message
-from .errors import Door, GatewayError, from_exception, scrubbed
+from .doors import DOORS, Door, open_sealed, seal_events, seal_message
+from .errors import GatewayError, from_exception, scrubbed
 from .forward import forward
 from .hosted import fit_tools
-from .lane import eligible, same_protocol
+from .lane import eligible
+from .request import (
+    Ctx,
+    client_options,
+    error_response,
+    failure_reply,
+    ms_text,
+    read_body,
+    request_id,
+    served_headers,
+)
 from .seal import may_hold_envelope
 from .slots import HeldStream
 
@@ -35,105 +41,6 @@ _DOOR_PATHS = {"chat_completions": "/v1/chat/completions", "anthropic_messages":
                "responses": "/v1/responses"}
 
 
-@dataclass
-class _Ctx:
-    door: Door
-    request_id: str
-    started: float
-    enabled: bool = True
-    created: int = 0  # the request's Unix time: the answer's `created` / `created_at`
-    model: str = "-"
-    upstream: str = "-"
-    status: int = 200
-    tokens: int = 0
-    route: str | None = None
-    raw: bytes = b""
-    raw_model: Any = None  # the body's top-level "model" as sent
-    streaming: bool = False  # a stream's body logs when it ends, not the handler
-    lane: bool = False
-    lane_tries: int = 0  # lane attempts that failed over to the translating path
-    warning: str | None = None  # x-modelwire-warning: a misconfiguration the operator should fix
-    # the request holds content the internal model cannot carry: only the lane (which
-    # forwards the client's bytes) can serve it; anywhere else this is the answer
-    unexpressible: ModelwireError | None = None
-    dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
-    # metrics and traces (modelwire.observe.gateway reads these; None: both off)
-    observe: Any = None
-    overhead: float | None = None  # seconds, as x-modelwire-overhead-ms says
-    first_token: float | None = None  # perf_counter of a stream's first event
-    completion: Any = None  # what answered: its usage and cost (metrics); teams settle a stream from it
-    span: Any = None
-    span_token: Any = None
-
-    def log(self) -> None:
-        """The access-log line, written after the answer: handlers call this just before
-        their reply is sent, which happens without yielding to the loop, so the line
-        (formatting and a write to stderr) waits for the next loop turn, off the
-        request's path."""
-        if self.observe is not None:
-            self.observe.finished(self)
-        if not self.enabled or not access_log.isEnabledFor(logging.INFO):
-            return
-        args = (self.request_id, self.door, self.model, self.upstream, self.status,
-                (time.perf_counter() - self.started) * 1000, self.tokens)
-        try:
-            asyncio.get_running_loop().call_soon(_access_line, args)
-        except RuntimeError:  # no running loop (shutting down): now, then
-            _access_line(args)
-
-
-def _access_line(args: tuple[Any, ...]) -> None:
-    write_access(access_log, args)
-
-
-def _headers(ctx: _Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
-    """The ``x-modelwire-*`` headers of a served answer (``completion``: a Completion, or
-    a stream's partial one, which may lack the facts an answer has)."""
-    attempts = getattr(completion, "attempts", None) or ()
-    provider = getattr(completion, "provider", "")
-    model = getattr(completion, "model", "")
-    # a single attempt served it: no fallback (the usual case, without a walk)
-    fallbacks = _fallbacks(attempts) if len(attempts) > 1 else "0"
-    headers = {
-        "x-request-id": ctx.request_id,
-        "x-modelwire-overhead-ms": ms_text(overhead_ms),
-        "x-modelwire-attempts": str((_tried(attempts) or 1) + ctx.lane_tries),
-        "x-modelwire-fallbacks": fallbacks,
-        "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
-    }
-    if ctx.route:
-        headers["x-modelwire-route"] = ctx.route
-    if ctx.warning:
-        headers["x-modelwire-warning"] = ctx.warning
-    if ctx.lane:
-        headers["x-modelwire-lane"] = "passthrough"
-    if ctx.dropped_tools:
-        headers["x-modelwire-dropped-tools"] = ", ".join(ctx.dropped_tools)
-    return headers
-
-
-def _answer(ctx: _Ctx, req: dict[str, Any]) -> dict[str, Any]:
-    """The answer's id, time and model for the door's codec. The model is the name the
-    client asked for, streamed or not (the upstream's own id is in x-modelwire-model)."""
-    return answer_args(ctx.door, ctx.request_id, ctx.created, req.get("model") or ctx.model)
-
-
-def _tried(attempts: Any) -> int:
-    """Attempts made (a sticky fallback's skipped primary was not tried)."""
-    if len(attempts) < 2:
-        return len(attempts)
-    return sum(a.outcome != "skipped" for a in attempts)
-
-
-def _fallbacks(attempts: Any) -> str:
-    """How many models of the chain this answer passed over: ``"1"``, or ``"1; sticky"``
-    when a recent request's fallback was used from the start (the model's Client keeps
-    it for ``fallback_stick_s``, shared by every request to that model)."""
-    moved = sum(a.outcome in ("fell_back", "skipped") for a in attempts)
-    sticky = any(a.outcome == "skipped" for a in attempts)
-    return f"{moved}; sticky" if sticky else str(moved)
-
-
 class _Handlers:
     def __init__(self, gateway: Any) -> None:
         self.gw = gateway
@@ -141,43 +48,43 @@ class _Handlers:
     # ------------------------------------------------------------ doors
     # each door is _serve itself with its door bound (no coroutine around it)
     def chat_completions(self, request: Any) -> Coroutine[Any, Any, Any]:
-        return self._serve(request, "chat_completions")
+        return self._serve(request, DOORS["chat_completions"])
 
     def messages(self, request: Any) -> Coroutine[Any, Any, Any]:
-        return self._serve(request, "anthropic_messages")
+        return self._serve(request, DOORS["anthropic_messages"])
 
     def responses(self, request: Any) -> Coroutine[Any, Any, Any]:
-        return self._serve(request, "responses")
+        return self._serve(request, DOORS["responses"])
 
     async def models(self, request: Any) -> Any:
-        door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
-        rid = _request_id()
+        door: ApiMode = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
+        rid = request_id()
         try:
             self.gw.keys.check(request.headers)
         except GatewayError as exc:
-            return _error_response(exc.http, door, rid)
+            return error_response(exc.http, door, rid)
         return Reply(200, orjson.dumps(self.gw.models.listing(door == "anthropic_messages")),
                      {"x-request-id": rid})
 
     async def model(self, request: Any) -> Any:
         """GET /v1/models/{id} (the SDKs' ``models.retrieve``); routed by Starlette, which
         gives the id in the scope's path parameters."""
-        door: Door = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
-        rid = _request_id()
+        door: ApiMode = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
+        rid = request_id()
         try:
             self.gw.keys.check(request.headers)
             found = self.gw.models.one(request.scope["path_params"]["model_id"], door == "anthropic_messages")
         except GatewayError as exc:
-            return _error_response(exc.http, door, rid)
+            return error_response(exc.http, door, rid)
         return Reply(200, orjson.dumps(found), {"x-request-id": rid})
 
     async def count_tokens(self, request: Any) -> Any:
         from ..tokens import estimate_tokens
 
-        ctx = _Ctx("anthropic_messages", _request_id(), time.perf_counter())
+        ctx = Ctx("anthropic_messages", request_id(), time.perf_counter())
         try:
             self.gw.keys.check(request.headers)
-            req = await self._decode(request, ctx)
+            req = await self._decode(request, ctx, DOORS["anthropic_messages"])
             if ctx.unexpressible is not None:
                 raise ctx.unexpressible  # a count needs the decoded conversation
             count = await self._upstream_count(req, request.headers)
@@ -188,7 +95,7 @@ class _Handlers:
                     payload["tools"] = req["tools"]
                 count, how = estimate_tokens(payload), "estimated"
         except (GatewayError, ModelwireError) as exc:
-            return _error_response(from_exception(exc, ctx.door), ctx.door, ctx.request_id)
+            return error_response(from_exception(exc, "anthropic_messages"), "anthropic_messages", ctx.request_id)
         return Reply(200, orjson.dumps({"input_tokens": count}),
                      {"x-request-id": ctx.request_id, "x-modelwire-token-count": how})
 
@@ -201,11 +108,11 @@ class _Handlers:
             client = self.gw.client(self.gw.models.resolve(req.get("model")), headers)
         except (GatewayError, ModelwireError):
             return None
-        return await upstream_count(client, req)
+        return await upstream_count(client.upstream(), req)
 
     # ----------------------------------------------------------- common
-    async def _decode(self, request: Any, ctx: _Ctx) -> dict[str, Any]:
-        body = ctx.raw = await _read_body(request, self.gw.max_body)
+    async def _decode(self, request: Any, ctx: Ctx, door: Door) -> dict[str, Any]:
+        body = ctx.raw = await read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
@@ -215,19 +122,17 @@ class _Handlers:
         limits = self.gw.limits
         check_depth(body, data, limits.max_json_depth, limits.max_schema_depth)
         ctx.raw_model = data.get("model")
-        if ctx.door == "responses":
-            # state kept by OpenAI's servers: the conversation would be lost, not continued
-            for field in ("previous_response_id", "conversation"):
-                if data.get(field):
-                    raise GatewayError(
-                        400,
-                        f"{field} is not supported: this gateway is stateless (store: false); "
-                        "send the whole conversation in `input`",
-                        "stateless",
-                    )
-        codec = codec_for(ctx.door)
+        # state kept by the vendor's servers: the conversation would be lost, not continued
+        for field in door.stateful_fields:
+            if data.get(field):
+                raise GatewayError(
+                    400,
+                    f"{field} is not supported: this gateway is stateless (store: false); "
+                    "send the whole conversation in `input`",
+                    "stateless",
+                )
         try:
-            req = codec.decode_request(data, request.headers)
+            req = door.codec.decode_request(data, request.headers)
         except UnsupportedContentError as exc:
             ctx.unexpressible = exc  # _serve decides: the lane, or this 400
             return {"model": data.get("model"), "messages": [], "stream": bool(data.get("stream"))}
@@ -246,17 +151,17 @@ class _Handlers:
         return req
 
     async def _serve(self, request: Any, door: Door) -> Any:
-        ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
+        ctx = Ctx(door.api_mode, request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
         observe = ctx.observe = self.gw.observe
         if observe is not None:
-            observe.started(ctx, _DOOR_PATHS[door], request.headers)
+            observe.started(ctx, _DOOR_PATHS[door.api_mode], request.headers)
         ticket = None  # teams: the request's reservation, settled once it is served
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
             who = await self.gw.keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
-            req = await self._decode(request, ctx)
+            req = await self._decode(request, ctx, door)
             ctx.model = self.gw.models.resolve(req.get("model"))
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):
                 raise ctx.unexpressible  # routing reads the conversation, which did not decode
@@ -270,10 +175,9 @@ class _Handlers:
             client = self.gw.client(ctx.model, request.headers)
             if self.gw.admission is not None:
                 ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
-            same = same_protocol(client, door)
-            if same and eligible(client, door, ctx.raw):
+            if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
-                forwarded = await forward(client, req, ctx, request.headers,
+                forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
                     held = self._hand_slot(forwarded, held)
@@ -283,38 +187,37 @@ class _Handlers:
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
                 raise ctx.unexpressible  # translating needs the internal model
-            if door == "responses" and req.get("tools"):
+            if door.api_mode == "responses" and req.get("tools"):
                 self._fit_tools(req, client, ctx)
-            opts = _client_options(req, door)
+            opts = client_options(req, door.api_mode)
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
-                streamed = await self._stream(client, req, opts, ctx)
+                streamed = await self._stream(client, req, opts, ctx, door)
                 held = self._hand_slot(streamed, held)
                 if ticket is not None:
                     streamed = await ticket.served(streamed, ctx)
                 return streamed
             before_upstream = time.perf_counter()
-            work = CLIENT_WORK.get()
             completion = await client.complete(req["messages"], **opts)
             t_done = time.perf_counter()
-            work = CLIENT_WORK.get() - work  # the Client's own encode and decode, not the wait
-            codec = codec_for(door)
+            # the Client's own encode and decode, not the wait
+            work = completion.timing.work if completion.timing is not None else 0.0
             # a new message only where foreign reasoning had to be sealed (never at the
             # OpenAI door, whose clients keep every entry as it is)
             message = completion.message
-            if door != "chat_completions" and message.get("reasoning_details"):
+            if door.seals and message.get("reasoning_details"):
                 message = seal_message(message, door, self.gw.sealer)
             if message is not completion.message:
                 import dataclasses
 
                 completion = dataclasses.replace(completion, message=message)
-            body = codec.encode_response(completion, req, **_answer(ctx, req))
+            body = door.codec.encode_response(completion, req, **_answer(door, ctx, req))
             overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
             ctx.overhead = overhead / 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
             ctx.completion = completion
-            reply = Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
+            reply = Reply(200, orjson.dumps(body), served_headers(ctx, completion, overhead))
             if ticket is not None:
                 reply = await ticket.served(reply, ctx, completion)
             return reply
@@ -322,7 +225,7 @@ class _Handlers:
             ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
         except Exception as exc:  # noqa: BLE001  (every error leaves in the door's shape; logged there)
-            return failure_reply(ctx, exc, door)
+            return failure_reply(ctx, exc, door.api_mode)
         finally:
             if held is not None:
                 self.gw.slots.release(held)
@@ -342,10 +245,10 @@ class _Handlers:
         reply.stream = HeldStream(reply.stream, lambda: slots.release(held))
         return None
 
-    def _fit_tools(self, req: dict[str, Any], client: Any, ctx: _Ctx) -> None:
+    def _fit_tools(self, req: dict[str, Any], client: Any, ctx: Ctx) -> None:
         """Hosted tools the upstream cannot run: dropped, refused or mapped (see
         :mod:`modelwire.gateway.hosted`)."""
-        fit = fit_tools(req["tools"], ctx.door, getattr(client, "api_mode", ctx.door), self.gw.unsupported_tools)
+        fit = fit_tools(req["tools"], "responses", client.api_mode, self.gw.unsupported_tools)
         if not fit.dropped and not fit.mapped:
             return
         req["tools"] = fit.tools
@@ -355,12 +258,11 @@ class _Handlers:
             # a choice of a tool no longer sent: the model chooses (mapped: it has the name)
             req["tool_choice"] = "auto" if choice["type"] in fit.dropped else "required"
 
-    async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: _Ctx) -> Any:
+    async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: Ctx,
+                      door: Door) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
         then stream. A client that disconnects cancels the upstream at once."""
-        codec = codec_for(ctx.door)
         before_upstream = time.perf_counter()
-        work = CLIENT_WORK.get()
         stream = client.stream(req["messages"], **opts)
         # one write per upstream read, not one per event (the Client groups them)
         iterator = stream.batches().__aiter__()
@@ -369,12 +271,12 @@ class _Handlers:
         except StopAsyncIteration:
             first = None
         # the gateway's time before the hand-over, and the Client's own before its first wait
-        overhead = (before_upstream - ctx.started + CLIENT_WORK.get() - work) * 1000
+        overhead = (before_upstream - ctx.started + stream.work) * 1000
         ctx.first_token = time.perf_counter()
         ctx.overhead = overhead / 1000
         completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
-        encoder = codec.StreamEncoder(request=req, **_answer(ctx, req))
-        sealer, door = self.gw.sealer, ctx.door
+        encoder = door.codec.StreamEncoder(request=req, **_answer(door, ctx, req))
+        sealer = self.gw.sealer
 
         gw = self.gw
 
@@ -385,7 +287,7 @@ class _Handlers:
                 ctx.observe.stream_opened()
             feed = encoder.feed
             # OpenAI-compatible clients keep every reasoning entry as it is: nothing to seal
-            seal = None if door == "chat_completions" else seal_events
+            seal = seal_events if door.seals else None
             try:
                 if first:
                     yield b"".join([feed(ev) for ev in (seal(first, door, sealer) if seal else first)])
@@ -399,7 +301,7 @@ class _Handlers:
                     ctx.upstream = f"{done.provider}/{done.model}"
                     ctx.tokens = done.usage["total_tokens"]
             except ModelwireError as exc:
-                ctx.status = from_exception(exc, door).status
+                ctx.status = from_exception(exc, door.api_mode).status
                 yield encoder.feed(StreamError(scrubbed(exc)))
                 yield encoder.close()
             except asyncio.CancelledError:
@@ -422,7 +324,7 @@ class _Handlers:
         headers = {"x-request-id": ctx.request_id, "x-modelwire-overhead-ms": ms_text(overhead),
                    "cache-control": "no-cache", "x-accel-buffering": "no"}
         if completion_so_far is not None:
-            headers.update({k: v for k, v in _headers(ctx, completion_so_far, overhead).items()
+            headers.update({k: v for k, v in served_headers(ctx, completion_so_far, overhead).items()
                             if k != "x-modelwire-overhead-ms"})
         else:
             headers["x-modelwire-model"] = ctx.model
@@ -437,12 +339,9 @@ def make_handlers(gateway: Any) -> _Handlers:
     return _Handlers(gateway)
 
 
-def failure_reply(ctx: Any, exc: Exception, shape: Any) -> Any:
-    """``exc`` as an error answer in ``shape`` (a door, or the embeddings route's), its
-    status on the access log; an error modelwire did not raise itself is logged whole."""
-    if not isinstance(exc, (GatewayError, ModelwireError)):
-        log.exception("%s: unexpected error", ctx.request_id)
-    err = from_exception(exc, shape)
-    ctx.status = err.status
-    return _error_response(err, shape, ctx.request_id)
+def _answer(door: Door, ctx: Ctx, req: dict[str, Any]) -> dict[str, Any]:
+    """The answer's id, time and model for the door's codec. The model is the name the
+    client asked for, streamed or not (the upstream's own id is in x-modelwire-model)."""
+    return door.answer_args(ctx.request_id, ctx.created, req.get("model") or ctx.model)
+
 

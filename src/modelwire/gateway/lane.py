@@ -15,19 +15,19 @@ in the door's shape; an upstream credential failure is a 502 as everywhere else.
 from __future__ import annotations
 
 import re
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from ..codecs import EncodedRequest, Target
-from ..wire import auth_headers
+from ..client import HeldCredential, Upstream
+from ..codecs import EncodedRequest
+from ..errors import ModelwireError
+from .doors import Door
 from .seal import may_hold_envelope
 
-__all__ = ["Forward", "eligible", "replace_model", "same_protocol"]
-
-_ANTHROPIC_PASS = ("anthropic-version", "anthropic-beta")
-# the issuer a door's decoder gives echoed reasoning (the codecs' defaults)
-_DOOR_ISSUER = {"chat_completions": "openai", "anthropic_messages": "anthropic", "responses": "openai"}
+__all__ = ["Forward", "eligible", "replace_model"]
 
 
 _PARSE = object()
@@ -108,113 +108,102 @@ def _replace_by_tokens(raw: bytes, value: bytes) -> bytes:
     return raw
 
 
-def same_protocol(client: Any, door: str) -> bool:
-    """Whether ``client``'s upstream speaks ``door``'s protocol (once per client and door)."""
-    return _fit(client, door)[0]
+@dataclass(frozen=True, slots=True)
+class _Fit:
+    """What decides the lane for one upstream and door, from the Client alone (the
+    gateway's clients keep their model and settings): decided once."""
+
+    upstream: Upstream  # the client's primary
+    eligible: bool  # it speaks the door's protocol and the lane may serve it (see _eligible)
+    mid_system: bool  # the upstream model takes mid-conversation system messages
+
+
+# per client (weak: an evicted client's facts go with it), then per door
+_FITS: weakref.WeakKeyDictionary[Any, dict[str, _Fit]] = weakref.WeakKeyDictionary()
+
+
+def _fit(client: Any, door: Door) -> _Fit:
+    fits = _FITS.get(client)
+    if fits is None:
+        fits = _FITS[client] = {}
+    fit = fits.get(door.api_mode)
+    if fit is None:
+        up = client.upstream()
+        same = up.api_mode == door.api_mode
+        fit = fits[door.api_mode] = _Fit(up, same and _eligible(client, up, door), _takes_mid_system(up))
+    return fit
 
 
 # a {"role": "system"} entry: only the top-level "system" key is spelled otherwise
 _ROLE_SYSTEM = re.compile(rb'"role"[ \t\r\n]*:[ \t\r\n]*"system"')
 
 
-def eligible(client: Any, door: str, raw: bytes) -> bool:
+def eligible(client: Any, door: Door, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
-    if not _fit(client, door)[1] or may_hold_envelope(raw):
+    fit = _fit(client, door)
+    if not fit.eligible or may_hold_envelope(raw):
         return False  # sealed reasoning must be opened: translate
-    if door == "anthropic_messages" and not _takes_mid_system(client) and _ROLE_SYSTEM.search(raw):
+    if door.api_mode == "anthropic_messages" and not fit.mid_system and _ROLE_SYSTEM.search(raw):
         # mid-conversation system messages this model rejects: the translating path
         # turns them into reminders in user turns
         return False
-    refused = client._settings.refused
-    if refused and any(b'"%s"' % name.encode() in raw for name in refused.get(client.model, ())):
+    refused = fit.upstream.refused
+    if refused and any(b'"%s"' % name.encode() in raw for name in refused):
         # a setting this model answered 400 to (conservative: its name in quotes anywhere in
         # the body): the translating path leaves it out
         return False
     # replayed item ids (Codex, the SDK's output items) 404 under store: false; the
     # translating path drops them, so it serves these (conservative: any "id" key)
-    return not (door == "responses" and b'"id"' in raw)
+    return not (door.api_mode == "responses" and b'"id"' in raw)
 
 
-def _fit(client: Any, door: str) -> tuple[bool, bool]:
-    """(same protocol, lane-eligible) for a client and door: what depends on the client
-    alone, decided once (the gateway's clients keep their model and settings)."""
-    cache = client.__dict__.setdefault("_lane_doors", {})
-    fit = cache.get(door)
-    if fit is None:
-        same = getattr(client, "api_mode", None) == door
-        fit = cache[door] = (same, same and _client_eligible(client, door))
-    return fit  # type: ignore[no-any-return]
-
-
-def _client_eligible(client: Any, door: str) -> bool:
+def _eligible(client: Any, up: Upstream, door: Door) -> bool:
     """For a client whose upstream speaks ``door``'s protocol (see :func:`_fit`)."""
-    settings = getattr(client, "_settings", None)
-    if settings is None:
-        return False
-    if settings.fallback():
+    if client.has_fallback:
         return False  # a fallback may need another protocol: translate
-    profile = settings.endpoint(client.model, primary=True).profile
-    if not getattr(profile, "raw_passthrough", False):
+    profile = up.profile
+    if not profile.raw_passthrough:
         return False
     # the upstream's reasoning reaches the client untouched and comes back tagged with
     # the door's native issuer: only an upstream that verifies that issuer may take it.
     # A custom endpoint is the one exception: with no fallback, the unsealed blocks a
     # client echoes are the ones this lane brought it from that same endpoint (anything
     # the translating path gave it from there is sealed and takes that path back)
-    return bool(profile.accepts_issuer(_DOOR_ISSUER[door])) or profile.name == "custom"
+    return bool(profile.accepts_issuer(door.issuer)) or profile.name == "custom"
 
 
-def _takes_mid_system(client: Any) -> bool:
-    """Whether the client's upstream model takes mid-conversation system messages (once)."""
-    hit = client.__dict__.get("_lane_mid_system")
-    if hit is None:
-        from ..codecs.anthropic_messages import supports_mid_system
+def _takes_mid_system(up: Upstream) -> bool:
+    if up.api_mode != "anthropic_messages":
+        return True
+    from ..codecs.anthropic_messages import supports_mid_system
 
-        ep = client._settings.endpoint(client.model, primary=True)
-        hit = client.__dict__["_lane_mid_system"] = supports_mid_system(ep.profile, ep.model_id)
-    return bool(hit)
-
-
-def _probe(client: Any, ep: Any, stream: bool) -> tuple[str, str, dict[str, str]]:
-    """The method, path and protocol headers (no auth) this endpoint's codec sends,
-    from a minimal encode made once per client and stream mode, not per request."""
-    cache = client.__dict__.setdefault("_lane_probes", {})
-    hit = cache.get(stream)
-    if hit is None:
-        target = Target(ep.profile, ep.model_id, None, ep.base_url, ep.headers)
-        probe = ep.codec.encode_request(
-            {"model": ep.model_id, "messages": [{"role": "user", "content": "."}], "stream": stream}, target)
-        hit = cache[stream] = (probe.method, probe.path, probe.headers)
-    method, path, headers = hit
-    return method, path, dict(headers)
+    return bool(supports_mid_system(up.profile, up.model_id))
 
 
 class Forward:
-    """One forwarded request: lease, send, release."""
+    """One forwarded request: the client's bytes with the upstream's model id, under a
+    lease of the upstream's credential (released by :meth:`release`)."""
 
-    def __init__(self, client: Any, raw: bytes, stream: bool, client_headers: Any,
-                 raw_model: Any = _PARSE) -> None:
-        self.client = client
-        self.endpoint = ep = client._settings.endpoint(client.model, primary=True)
-        self.held = ep.creds.acquire()
-        method, path, headers = _probe(client, ep, stream)
-        headers.update(auth_headers(ep.profile, self.held.secret))
-        if ep.profile.api_mode == "anthropic_messages":
-            for name in _ANTHROPIC_PASS:  # the body is in the client's API version
-                value = client_headers.get(name)
-                if value:
-                    headers[name] = value
-        self.request = EncodedRequest(method, path, headers, replace_model(raw, ep.model_id, raw_model))
+    __slots__ = ("lease", "request", "stream", "upstream")
+
+    def __init__(self, upstream: Upstream, door: Door, raw: bytes, stream: bool,
+                 client_headers: Any, raw_model: Any = _PARSE) -> None:
+        self.upstream = upstream
+        self.lease: HeldCredential = upstream.lease()
+        method, path, headers = upstream.head(stream)
+        headers.update(upstream.auth_headers(self.lease))
+        for name in door.passthrough_headers:  # the body is in the client's API version
+            value = client_headers.get(name)
+            if value:
+                headers[name] = value
+        self.request = EncodedRequest(method, path, headers, replace_model(raw, upstream.model_id, raw_model))
         self.stream = stream
 
     def succeeded(self) -> None:
-        self.endpoint.creds.succeeded(self.held)
+        self.upstream.succeeded(self.lease)
 
     def release(self) -> None:
-        self.endpoint.creds.release(self.held)
+        self.upstream.release(self.lease)
 
-    def error(self, status: int, headers: Any, body: bytes) -> Any:
-        err = self.endpoint.codec.decode_error(status, headers, body)
-        if getattr(err, "provider", None) is None:
-            err.provider = self.endpoint.profile.name
-        return err
+    def error(self, status: int, headers: Any, body: bytes) -> ModelwireError:
+        return self.upstream.decode_error(status, headers, body)

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from .errors import Door
+from ..types import ApiMode
 
 __all__ = ["StreamUsage", "body_usage", "usage_of"]
 
@@ -19,7 +19,7 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def usage_of(door: Door, raw: Any) -> dict[str, int] | None:
+def usage_of(door: ApiMode, raw: Any) -> dict[str, int] | None:
     """Our usage from a door's own usage object (None: it has none)."""
     if not isinstance(raw, dict):
         return None
@@ -44,7 +44,7 @@ def usage_of(door: Door, raw: Any) -> dict[str, int] | None:
             "reasoning_tokens": _int(out.get("reasoning_tokens")) if isinstance(out, dict) else 0}
 
 
-def body_usage(door: Door, body: bytes) -> dict[str, int] | None:
+def body_usage(door: ApiMode, body: bytes) -> dict[str, int] | None:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -60,8 +60,8 @@ class StreamUsage:
 
     __slots__ = ("_anthropic", "_door", "_pending", "usage")
 
-    def __init__(self, door: Door) -> None:
-        self._door: Door = door
+    def __init__(self, door: ApiMode) -> None:
+        self._door: ApiMode = door
         self._pending = b""
         self._anthropic: dict[str, Any] = {}
         self.usage: dict[str, int] | None = None

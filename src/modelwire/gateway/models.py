@@ -5,9 +5,12 @@ from __future__ import annotations
 import fnmatch
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import GatewayError
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["ModelTable", "is_local_server", "is_pattern"]
 
@@ -43,15 +46,14 @@ class ModelTable:
         object.__setattr__(self, "patterns", globs)
 
     @classmethod
-    def from_config(cls, config: Any) -> ModelTable:
-        gw = getattr(config, "gateway", None)
-        allowed = getattr(gw, "allow_provider_models", False)
-        entries = (getattr(config, "models", {}) or {}).values()
+    def from_config(cls, config: Config) -> ModelTable:
+        allowed = config.gateway.allow_provider_models
+        entries = config.models.values()
         return cls(
-            names=tuple(getattr(config, "models", {}) or {}),
-            aliases=dict(getattr(gw, "aliases", {}) or {}),
+            names=tuple(config.models),
+            aliases=dict(config.gateway.aliases),
             allow_provider_models=tuple(allowed) if isinstance(allowed, (list, tuple)) else bool(allowed),
-            default_model=getattr(config, "default_model", None),
+            default_model=config.default_model,
             local_configured=frozenset(e.provider for e in entries if is_local_server(e.provider)),
         )
 
@@ -125,7 +127,7 @@ def is_local_server(provider: str) -> bool:
     profile = CATALOG.get(provider)
     if profile is None:
         return False
-    return provider == "custom" or (profile.local and not provider.startswith("emulator"))
+    return provider == "custom" or (profile.local and not profile.emulated)
 
 
 def _openai_model(model: str, created: int) -> dict[str, Any]:

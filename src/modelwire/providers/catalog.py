@@ -469,14 +469,14 @@ _ROWS: list[ProviderProfile] = [
          embeddings=_CUSTOM_EMBED),
     # the emulator's Chat Completions door takes OpenAI's reasoning_effort and, like
     # DeepSeek, answers with reasoning_content that it accepts back
-    _row(name="emulator", raw_passthrough=True, local=True, issuer="emulator", reasoning_request="reasoning_effort",
+    _row(name="emulator", raw_passthrough=True, local=True, emulated=True, issuer="emulator", reasoning_request="reasoning_effort",
          reasoning_echo="reasoning_content",
          embeddings=_EMULATOR_EMBED),
     _row(name="emulator-anthropic", raw_passthrough=True, api_mode="anthropic_messages", auth_style="x-api-key",
-         anthropic_version="2023-06-01", local=True, issuer="emulator",
+         anthropic_version="2023-06-01", local=True, emulated=True, issuer="emulator",
          tool_id_format="anthropic", vision_in_tool_results=True, counts_tokens=True,
          mid_conversation_system=True),
-    _row(name="emulator-responses", raw_passthrough=True, api_mode="responses", local=True, issuer="emulator",
+    _row(name="emulator-responses", raw_passthrough=True, api_mode="responses", local=True, emulated=True, issuer="emulator",
          vision_in_tool_results=True,
          embeddings=_EMULATOR_EMBED),
 ]

@@ -29,7 +29,7 @@ _PLAYS = {"deepseek": "deepseek", "kimi": "moonshot", "mimo": "xiaomi", "mistral
 # (DeepSeek's and Kimi's Anthropic-compatible endpoints do; hermes-behaviours 2.4)
 _UNSIGNED_THINKING = frozenset({"deepseek", "kimi"})
 # what stays the emulator's own whatever it plays
-_OWN = ("name", "base_url", "api_mode", "auth_style", "key_env", "default_headers", "docs_url",
+_OWN = ("name", "base_url", "api_mode", "auth_style", "key_env", "default_headers", "docs_url", "emulated",
         "issuer", "accepts_issuers", "anthropic_version", "local", "extra")
 
 

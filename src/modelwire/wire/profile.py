@@ -108,6 +108,9 @@ class ProviderProfile:
     # so the gateway's count_tokens asks it instead of estimating
     counts_tokens: bool = False
     local: bool = False  # a local server: no stale-stream timeout, key optional
+    # the modelwire emulator: with no base URL the Client points it at the process's own
+    # in-process emulator, which opens to any key (the one hook the Client core needs)
+    emulated: bool = False
     # Responses
     responses_store: bool = False
     # model ids (a regex) that reject ``stop`` (OpenAI's reasoning models answer 400

@@ -35,6 +35,15 @@ class MemoryStore:
                 self._salt = os.urandom(32)
             return self._salt
 
+    def known_salt(self) -> bytes | None:
+        """The salt if one was made or adopted (None: not yet), without making one."""
+        return self._salt
+
+    def adopt_salt(self, salt: bytes) -> None:
+        """Use ``salt`` from now on (a shared store's, so ids fingerprint identically)."""
+        with self._mutex:
+            self._salt = salt
+
     def list(self, provider: str | None = None) -> list[PooledCredential]:
         with self._mutex:
             return [

@@ -237,8 +237,9 @@ class RedisStore:
     def _reseed(self, why: str) -> None:
         known = self._fallback.list()
         pipe = self._redis.pipeline(transaction=True)
-        if self._fallback._salt is not None:  # the same salt: env credentials keep their ids
-            pipe.set(self._k("salt"), self._fallback._salt.hex(), nx=True)
+        salt = self._fallback.known_salt()
+        if salt is not None:  # the same salt: env credentials keep their ids
+            pipe.set(self._k("salt"), salt.hex(), nx=True)
         for cred in known:
             pipe.hsetnx(self._k("cred", cred.provider), cred.id, self._encode(cred))
             pipe.hsetnx(self._k("count", cred.provider), cred.id, cred.request_count)
@@ -288,7 +289,7 @@ class RedisStore:
         def op() -> bytes:
             self._redis.set(self._k("salt"), os.urandom(32).hex(), nx=True)
             value = bytes.fromhex(cast(str, self._redis.get(self._k("salt"))))
-            self._fallback._salt = value  # the degraded mode must fingerprint identically
+            self._fallback.adopt_salt(value)  # the degraded mode must fingerprint identically
             return value
 
         return self._call(op, lambda m: m.salt())

@@ -1,4 +1,4 @@
-"""From a model string to one upstream: ``resolve()`` and ``get_profile()``.
+"""From a model string to one upstream: :func:`resolve`.
 
 Rules, in order:
 
@@ -35,15 +35,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..wire.api import API_MODES, ApiMode
-from .catalog import ALIASES, CATALOG, RUNTIME_BASE_URL, variant
-from .emulator import emulator_profile
-from .profile import ProviderProfile
+from ..providers import ProviderProfile, get_profile
+from ..providers.catalog import ALIASES, CATALOG, RUNTIME_BASE_URL, variant
+from ..providers.emulator import emulator_profile
+from ..wire.api import API_MODES
 
 if TYPE_CHECKING:
     from ..config import Config, ModelEntry
 
-__all__ = ["ApiMode", "ResolvedModel", "get_profile", "known_providers", "resolve"]
+__all__ = ["ResolvedModel", "resolve"]
 
 
 
@@ -80,22 +80,6 @@ class ResolvedModel:
     def signature(self) -> tuple[str, str, str, str]:
         """What makes two resolutions the same upstream (model, provider, URL, protocol)."""
         return (self.model_id, self.profile.name, self.base_url, self.profile.api_mode)
-
-
-def known_providers() -> list[str]:
-    """Every catalog name, sorted."""
-    return sorted(CATALOG)
-
-
-def get_profile(name: str) -> ProviderProfile:
-    """The catalog profile for ``name`` (or one of its aliases)."""
-    key = name.strip().lower()
-    key = ALIASES.get(key, key)
-    profile = CATALOG.get(key)
-    if profile is None:
-        raise ConfigError(f"unknown provider {name!r}{_did_you_mean(name)}; "
-                          f"known providers: {', '.join(known_providers())}")
-    return profile
 
 
 def resolve(
@@ -179,7 +163,7 @@ def _build(
         profile = CATALOG[other]
     url = base_url or profile.default_base_url(environ)
     url = normalize_base_url(url, profile.api_mode) if url else ""
-    if profile.name.startswith("emulator") and url:
+    if profile.emulated and url:
         profile = emulator_profile(profile, url)
     if not url and profile.name not in RUNTIME_BASE_URL:
         raise ConfigError(f"provider {profile.name!r} has no base URL: pass base_url"
@@ -228,8 +212,3 @@ def _endpoint_hint(profile: ProviderProfile) -> str:
     return f" or set {' or '.join(names)}" if names else ""
 
 
-def _did_you_mean(name: str) -> str:
-    import difflib  # only for this error message: kept off the import path
-
-    close = difflib.get_close_matches(name.lower(), [*CATALOG, *ALIASES], n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
