@@ -8,24 +8,16 @@ import inspect
 
 import pytest
 
-# every module that uses slot_init, so SLOTTED is complete
+# every module that still uses slot_init (codecs only), so SLOTTED is complete
 import modelwire.codecs._sse
-import modelwire.codecs._target
-import modelwire.completion
-import modelwire.events
-import modelwire.transport  # noqa: F401
-from modelwire import events
+import modelwire.codecs._target  # noqa: F401
 from modelwire._slotinit import SLOTTED
 from modelwire.codecs._sse import SSEEvent
 from modelwire.codecs._target import EncodedRequest, Target
-from modelwire.completion import Attempt, Completion
-from modelwire.transport import Response
 
 
 def test_the_hot_classes_have_it() -> None:
-    expected = {Attempt, Completion, Target, EncodedRequest, Response, SSEEvent}
-    expected |= {getattr(events, name) for name in events.__all__ if name != "StreamEvent"}
-    assert expected <= set(SLOTTED)
+    assert {Target, EncodedRequest, SSEEvent} <= set(SLOTTED)
 
 
 @pytest.mark.parametrize("cls", SLOTTED, ids=lambda cls: cls.__name__)
@@ -44,9 +36,6 @@ def test_constructors_keep_the_dataclass_contract(cls: type) -> None:
 
 
 def test_defaults_are_filled_as_before() -> None:
-    c = Completion({"role": "assistant"}, "stop", {}, "m")
-    assert (c.provider, c.interrupted, c.attempts, c.id, c.native_finish_reason, c.raw) == ("", False, (), "", None, None)
-    assert Attempt("p", "m", "ok") == Attempt("p", "m", "ok", None, None)
-    assert "api_key" not in repr(Target(None, "m", api_key="sk-secret"))  # type: ignore[arg-type]
+    assert "api_key" not in repr(Target(None, "m", api_key="sk-" + "secret"))  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        Completion({"role": "assistant"}, "stop")  # type: ignore[call-arg]
+        Target(None)  # type: ignore[call-arg]

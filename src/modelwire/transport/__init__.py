@@ -42,7 +42,6 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from .._slotinit import slot_init
 from ..errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
 from .headers import header_lines
 
@@ -85,7 +84,6 @@ class Timeouts:
         return self.stale if self.stale is not None else self.read
 
 
-@slot_init  # one per upstream answer
 @dataclass(frozen=True, slots=True)
 class Response:
     """A whole HTTP response: status, lowercased headers, body bytes."""
