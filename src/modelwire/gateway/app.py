@@ -79,16 +79,17 @@ class Gateway:
         self._loop: Any = None
 
     def warm_up(self) -> None:
-        """Build each configured model's client and load the codecs at startup, so the
-        first requests do not pay for imports and tables (and startup's objects can be
-        frozen). A model that cannot be built now still gets its error per request."""
+        """Build and warm (:meth:`AsyncClient.warm <modelwire.AsyncClient.warm>`) each
+        configured model's client and load the codecs at startup, so the first requests
+        do not pay for imports and tables (and startup's objects can be frozen). A model
+        that cannot be built now still gets its error per request."""
         from ..codecs import codec_for
 
         for door in ("chat_completions", "anthropic_messages", "responses"):
             codec_for(door)
         for name in self.models.names:
             try:
-                self.client(name)
+                self.client(name).warm()
             except ModelwireError as exc:  # reported where it matters: on its requests
                 log.debug("model %s not prepared at startup: %s", name, exc)
 
@@ -284,7 +285,7 @@ def ms_text(ms: float) -> str:
 def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
     import orjson
 
-    from .asgi import Reply
+    from .serving import Reply
 
     headers = {"x-request-id": request_id, **retry_after_header(err)}
     return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
@@ -323,7 +324,7 @@ async def _read_body(request: Any, limit: int) -> bytes:
         raise _too_large(limit)
     message = await request.receive()
     if message["type"] == "http.disconnect":
-        from .asgi import ClientGone
+        from .serving import ClientGone
 
         raise ClientGone("the client disconnected while sending its request")
     body = message.get("body", b"")
@@ -349,7 +350,8 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    from .asgi import Endpoint, Reply
+    from .asgi import Endpoint
+    from .serving import Reply
 
     if config is None:
         from ..config import load_config
@@ -386,7 +388,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     async def root(request: Any) -> Any:
         return Reply(200, identity)
 
-    # Starlette routes; the endpoints are plain ASGI (see .asgi for why)
+    # Starlette routes; the endpoints are plain ASGI (see .asgi)
     routes = [
         Route("/v1/chat/completions", Endpoint(handlers.chat_completions), methods=["POST"]),
         Route("/v1/messages", Endpoint(handlers.messages), methods=["POST"]),
