@@ -90,7 +90,7 @@ def test_body_limit_is_a_413_in_each_doors_shape_declared_or_streamed(emulator, 
 # ------------------------------------------------------------------ any ASGI server
 # `modelwire serve` calls the front doors' handlers from its own HTTP protocol (no ASGI
 # scope or messages); the app is still an ASGI app that any server can run. These run the
-# same requests through uvicorn's own protocol, i.e. through asgi.Endpoint and asgi.Reply.
+# same requests through uvicorn's own protocol, i.e. through the ASGI adapter (asgi.Endpoint).
 
 
 @pytest.fixture(scope="module")

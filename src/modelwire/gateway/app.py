@@ -269,15 +269,13 @@ os.register_at_fork(after_in_child=_new_id_prefix)  # a forked worker must not r
 
 def _request_id() -> str:
     """``req_`` + 16 hex digits + 10 decimal ones: 64 random bits drawn once per process,
-    then a counter (unique without a getrandom syscall per request; uuid4 cost 3x as
-    much). Decimal, not hex: the int-to-text code every request already runs, not the
-    format-spec machinery that nothing else on the path needs."""
+    then a counter: unique without drawing randomness per request."""
     return f"{_ID_PREFIX}{next(_ID_COUNT)}"
 
 
 def ms_text(ms: float) -> str:
-    """``ms`` with three decimals (``x-modelwire-overhead-ms``), in integer arithmetic:
-    float formatting is code no other part of a request runs (cold at concurrency 1)."""
+    """``ms`` with three decimals (``x-modelwire-overhead-ms``), in integer arithmetic
+    (code every request runs anyway; docs/performance, "Why the code is as it is")."""
     us = int(ms * 1000.0 + 0.5) if ms > 0 else 0
     return f"{us // 1000}.{str(1000 + us % 1000)[1:]}"
 
@@ -293,7 +291,7 @@ def _error_response(err: HttpError, door: Door, request_id: str) -> Any:
 
 def _request_options(req: dict[str, Any]) -> dict[str, Any]:
     """The request's fields with an internal meaning, as the Client's arguments."""
-    # the set operation in C: a request carries one or two of the nine, usually
+    # a request carries one or two of the nine, usually
     return {k: req[k] for k in req.keys() & _REQUEST_FIELDS if req[k] is not None}
 
 
@@ -413,10 +411,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
 class FrontDoors:
     """The gateway's ASGI app: an exact (path, method) match goes straight to its
     endpoint; everything else (lifespan, unknown paths, wrong methods, HEAD) goes
-    through Starlette. Starlette's middleware and route matching cost more per
-    request than the lookup, and the hot paths never need them. ``direct`` holds the
-    same endpoints' handlers, for the gateway's own HTTP protocol (:mod:`.h1server`),
-    which calls them without ASGI."""
+    through Starlette, whose middleware and route matching the front doors never need.
+    ``direct`` holds the same endpoints' handlers, for the gateway's own HTTP protocol
+    (:mod:`.h1server`); both reach them through :func:`.serving.serve`."""
 
     __slots__ = ("direct", "fast", "starlette")
 

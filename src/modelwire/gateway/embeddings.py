@@ -20,10 +20,10 @@ import orjson
 from ..client._turn import CLIENT_WORK
 from ..embeddings import decode_request, encode_response
 from .app import _read_body, _request_id
-from .asgi import ClientGone, Reply
 from .depth import check_depth
 from .errors import GatewayError
 from .handlers import _Ctx, _headers, failure_reply
+from .serving import ClientGone, Reply
 
 __all__ = ["EmbeddingsDoor"]
 

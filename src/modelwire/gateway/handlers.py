@@ -17,7 +17,6 @@ from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
 from .accesslog import write as write_access
 from .app import _client_options, _error_response, _read_body, _request_id, access_log, ms_text
-from .asgi import ClientGone, Reply
 from .depth import check_depth
 from .doors import answer_args, open_sealed, seal_events, seal_message
 from .errors import Door, GatewayError, from_exception, scrubbed
@@ -25,6 +24,7 @@ from .forward import forward
 from .hosted import fit_tools
 from .lane import eligible, same_protocol
 from .seal import may_hold_envelope
+from .serving import ClientGone, Reply
 from .slots import HeldStream
 
 __all__ = ["make_handlers"]
