@@ -870,6 +870,8 @@ class AsyncStream:
 
 def _split_at_error(events: list[StreamEvent]) -> tuple[list[StreamEvent], ModelwireError | None]:
     """The events before the first StreamError, and its error (``None``: there was none)."""
+    if StreamError not in map(type, events):  # the usual case, without a loop in Python
+        return events, None
     for i, event in enumerate(events):
         if type(event) is StreamError:
             return events[:i], event.error
