@@ -36,6 +36,34 @@ def test_configured_clients_are_built_at_startup(emulator, tmp_path):
         assert set(gw.gateway._clients) == {"a", "b"}
 
 
+_WARMS = """
+import sys
+from modelwire.config import load_config
+from modelwire.gateway.app import Gateway
+
+gateway = Gateway(load_config(sys.argv[1]), environ={})
+gateway.client("a")  # built, not warmed: the async HTTP stack is not loaded yet
+print("modelwire.transport.h1" in sys.modules)
+gateway.warm_up()
+print("modelwire.transport.h1" in sys.modules)
+"""
+
+
+def test_startup_warms_each_configured_client_not_just_builds_it(emulator, tmp_path):
+    # a fresh interpreter: what is imported is what is under test
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "modelwire.yaml"
+    path.write_text(f"models:\n  a: {{provider: emulator, model: emulator-1, base_url: '{emulator.openai_base_url()}'}}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", _WARMS, str(path)], capture_output=True, text=True,
+                         timeout=60, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+
+
 def test_repeated_header_first_value_wins(gateway):
     # two Authorization headers: the first is the gateway key and is the one checked
     r = httpx.post(gateway.base_url + "/v1/chat/completions",
