@@ -55,8 +55,11 @@ test-compare: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[compare]'
 	$(BIN)/python -m pytest tests/compare
 
+# ruff over everything; pyright strict over the public modules, basic over the rest
+# ([tool.pyright] in pyproject.toml)
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/pyright
 
 # The documentation site: reference pages and charts are generated while it builds
 # (tools/mkdocs_hooks.py); it renders recorded figures, it never benchmarks.

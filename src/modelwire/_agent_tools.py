@@ -10,9 +10,10 @@ import asyncio
 import concurrent.futures
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .tools import Tool, parse_arguments, validate_arguments
+from .types import ContentPart, ToolCall
 
 __all__ = ["ToolOutcome", "call_tool_async", "call_tool_sync", "interrupted_outcome"]
 
@@ -21,7 +22,7 @@ INTERRUPTED_TEXT = "[interrupted: the tool call was cancelled before it returned
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    content: str | list[dict[str, Any]]
+    content: str | list[ContentPart]
     is_error: bool = False
 
 
@@ -29,7 +30,7 @@ def interrupted_outcome() -> ToolOutcome:
     return ToolOutcome(INTERRUPTED_TEXT, is_error=True)
 
 
-def _prepare(tool: Tool | None, call: dict[str, Any]) -> tuple[dict[str, Any] | None, ToolOutcome | None]:
+def _prepare(tool: Tool | None, call: ToolCall) -> tuple[dict[str, Any] | None, ToolOutcome | None]:
     name = call["function"]["name"]
     if tool is None:
         return None, ToolOutcome(f"error: unknown tool {name!r}", is_error=True)
@@ -43,13 +44,13 @@ def _prepare(tool: Tool | None, call: dict[str, Any]) -> tuple[dict[str, Any] | 
     return args, None
 
 
-def _format(value: Any) -> str | list[dict[str, Any]]:
+def _format(value: object) -> str | list[ContentPart]:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and value and all(
         isinstance(p, dict) and isinstance(p.get("type"), str) for p in value
     ):
-        return value  # content parts (text, images)
+        return cast("list[ContentPart]", value)  # content parts (text, images)
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
@@ -74,7 +75,7 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     return _POOL
 
 
-def call_tool_sync(tool: Tool | None, call: dict[str, Any]) -> ToolOutcome:
+def call_tool_sync(tool: Tool | None, call: ToolCall) -> ToolOutcome:
     args, early = _prepare(tool, call)
     if early is not None:
         return early
@@ -102,7 +103,7 @@ async def _with_timeout(tool: Tool, args: dict[str, Any]) -> Any:
     return await asyncio.wait_for(coro, tool.timeout)
 
 
-async def call_tool_async(tool: Tool | None, call: dict[str, Any]) -> ToolOutcome:
+async def call_tool_async(tool: Tool | None, call: ToolCall) -> ToolOutcome:
     args, early = _prepare(tool, call)
     if early is not None:
         return early

@@ -32,7 +32,15 @@ from .events import (
     ToolCallStart,
     UsageEvent,
 )
-from .types import AssistantMessage, BlockKind, FinishReason, ReasoningDetail, Usage, empty_usage
+from .types import (
+    AssistantMessage,
+    BlockKind,
+    FinishReason,
+    ReasoningDetail,
+    ToolCall,
+    Usage,
+    empty_usage,
+)
 
 __all__ = ["Accumulator", "deterministic_tool_call_id"]
 
@@ -146,7 +154,7 @@ class Accumulator:
             msg["refusal"] = "".join(self._refusal)
         if self._annotations:
             msg["annotations"] = list(self._annotations)
-        calls = []
+        calls: list[ToolCall] = []
         finished = self._finish is not None
         for index in sorted(self._slots):
             slot = self._slots[index]

@@ -19,9 +19,9 @@ import copy
 import inspect
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from ._agent_stream import AgentStream, AsyncAgentStream
 from ._agent_tools import ToolOutcome, call_tool_async, call_tool_sync, interrupted_outcome
@@ -29,7 +29,12 @@ from .completion import Completion
 from .events import StreamEvent
 from .tools import Tool
 from .tools import tool as make_tool
-from .types import Usage, empty_usage
+from .types import ContentPart, Message, ToolCall, Usage, empty_usage
+
+if TYPE_CHECKING:
+    from .client import AsyncClient, Client
+    from .config import Config
+    from .routing import Route, StickyState
 
 __all__ = [
     "Agent",
@@ -69,7 +74,7 @@ class ToolStarted:
 class ToolFinished:
     call_id: str
     name: str
-    content: str | list[dict[str, Any]]
+    content: str | list[ContentPart]
     is_error: bool
     seconds: float
 
@@ -80,6 +85,10 @@ class RunFinished:
 
 
 AgentEvent: TypeAlias = ModelEvent | ToolStarted | ToolFinished | RunFinished
+# a user message's text, or messages to append as they are
+Prompt: TypeAlias = "str | Sequence[Message]"
+# what stops an asynchronous run early: either kind of event
+Interrupt: TypeAlias = "asyncio.Event | threading.Event | None"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +97,11 @@ class AgentResult:
     ``completions``: every model turn of the run; ``usage`` and ``cost``: their totals."""
 
     completion: Completion | None
-    messages: list[dict[str, Any]]
+    messages: list[Message]
     stop_reason: StopReason
     iterations: int = 0
     completions: tuple[Completion, ...] = field(default=(), repr=False)
-    route: Any = None  # the smart-routing decision for this run, when routing is on
+    route: Route | None = None  # the smart-routing decision for this run, when routing is on
 
     @property
     def text(self) -> str:
@@ -119,13 +128,13 @@ class AgentResult:
         return sum(costs)  # type: ignore[arg-type]
 
 
-def _hold_fallback(client: Any) -> contextlib.ExitStack:
+def _hold_fallback(client: Client | AsyncClient) -> contextlib.ExitStack:
     """Hold the client's sticky fallback for a run (seed 4.8: once the primary keeps
     failing, the rest of the loop uses the fallback); a client without one is fine."""
     stack = contextlib.ExitStack()
     hold = getattr(client, "hold_fallback", None)
     if callable(hold):
-        stack.enter_context(hold())
+        stack.enter_context(cast("contextlib.AbstractContextManager[None]", hold()))
     return stack
 
 
@@ -153,12 +162,12 @@ class Agent:
 
     def __init__(
         self,
-        client: Any,
+        client: Client | AsyncClient,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         *,
         system: str | None = None,
         max_iterations: int = 20,
-        routing: Any = None,
+        routing: Config | bool | None = None,
         context_budget: int | None = None,
         thinking: str | None = None,
         streaming: bool = True,
@@ -182,18 +191,18 @@ class Agent:
         self.thinking = thinking
         self.streaming = streaming  # False: non-streaming requests (client.complete)
         self.request_options = request_options
-        self._history: list[dict[str, Any]] = []
+        self._history: list[Message] = []
         self._elide_upto = 0  # tool results before this history index are elided when sent
-        self._sticky: Any = None  # routing memory of this conversation
-        self._cheap_client: Any = None
+        self._sticky: StickyState | None = None  # routing memory of this conversation
+        self._cheap_client: Client | AsyncClient | None = None
         self._active = client  # the client serving the current run
-        self.last_route: Any = None
+        self.last_route: Route | None = None
 
     # ---------------------------------------------------------- history
     @property
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[Message]:
         """The full history (a copy; the system prompt first when set)."""
-        head = [{"role": "system", "content": self.system}] if self.system else []
+        head: list[Message] = [{"role": "system", "content": self.system}] if self.system else []
         return copy.deepcopy(head + self._history)
 
     def reset(self) -> None:
@@ -204,7 +213,7 @@ class Agent:
         self.last_route = None
 
     # ---------------------------------------------------------- routing
-    def _route(self, prompt: str | list[dict[str, Any]]) -> None:
+    def _route(self, prompt: Prompt) -> None:
         """Pick the client for this run: smart routing sends simple turns to the cheap
         model; once a turn needed the primary, the conversation stays there."""
         self._active = self.client
@@ -221,7 +230,7 @@ class Agent:
             return
         if self._sticky is None:
             self._sticky = StickyState()
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        messages: Sequence[Message] = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         text, has_results, has_images = turn_facts(messages)
         route = choose_route(text, config, has_tool_results=has_results, has_images=has_images,
                              sticky_state=self._sticky, primary=getattr(self.client, "model", None))
@@ -232,7 +241,7 @@ class Agent:
             self._active = self._cheap_client
 
     # ------------------------------------------------------------- sync
-    def run(self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None) -> AgentResult:
+    def run(self, prompt: Prompt, *, interrupt: threading.Event | None = None) -> AgentResult:
         """Run until the model answers without tools, ``max_iterations`` or ``interrupt``
         (a ``threading.Event``); ``prompt`` is a user message or a list of messages."""
         result = None
@@ -243,7 +252,7 @@ class Agent:
         return result
 
     def stream(
-        self, prompt: str | list[dict[str, Any]], *, interrupt: threading.Event | None = None
+        self, prompt: Prompt, *, interrupt: threading.Event | None = None
     ) -> AgentStream:
         """Run, yielding the run's events (:class:`ModelEvent`, :class:`ToolStarted`,
         :class:`ToolFinished`, then :class:`RunFinished`); ``.text()`` yields only the
@@ -251,10 +260,10 @@ class Agent:
         return AgentStream(self._run_events(prompt, interrupt))
 
     def _run_events(
-        self, prompt: str | list[dict[str, Any]], interrupt: threading.Event | None
+        self, prompt: Prompt, interrupt: threading.Event | None
     ) -> Iterator[AgentEvent]:
         self._route(prompt)
-        run = _Run(self, prompt)
+        run = _Run(self, prompt, self._history)
         held = _hold_fallback(self._active)
         try:
             for iteration in range(1, self.max_iterations + 1):
@@ -262,13 +271,15 @@ class Agent:
                 if interrupt is not None and interrupt.is_set():
                     yield from run.finish("interrupted")
                     return
+                client = cast("Client", self._active)  # run/stream are the sync side
                 if self.streaming:
-                    handle = self._active.stream(self._outgoing(), **self._options(interrupt))
+                    handle = client.stream(self._outgoing(), **self._options(interrupt))
                     for event in handle:
                         yield ModelEvent(event, iteration)
                     completion = handle.completion
+                    assert completion is not None  # set once the stream has been read to its end
                 else:
-                    completion = self._active.complete(self._outgoing(), **self._options(None))
+                    completion = client.complete(self._outgoing(), **self._options(None))
                 calls, ending = run.settle(completion)
                 if ending is not None:
                     yield from ending
@@ -292,7 +303,7 @@ class Agent:
             held.close()
 
     # ------------------------------------------------------------ async
-    async def arun(self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None) -> AgentResult:
+    async def arun(self, prompt: Prompt, *, interrupt: Interrupt = None) -> AgentResult:
         """As :meth:`run`, with an :class:`~modelwire.AsyncClient` (``interrupt``: an
         ``asyncio.Event`` or ``threading.Event``; cancelling the task works too)."""
         result = None
@@ -303,17 +314,17 @@ class Agent:
         return result
 
     def astream(
-        self, prompt: str | list[dict[str, Any]], *, interrupt: Any = None
+        self, prompt: Prompt, *, interrupt: Interrupt = None
     ) -> AsyncAgentStream:
         """As :meth:`stream`, for ``async for`` (``.text()`` too)."""
         return AsyncAgentStream(self._arun_events(prompt, interrupt))
 
-    def _call_tools(self, calls: list[dict[str, Any]],
+    def _call_tools(self, calls: list[ToolCall],
                     interrupt: threading.Event | None) -> list[ToolOutcome]:
         """Run one turn's tool calls at once, at most ``tool_threads`` at a time (as
         ``arun`` does with tasks); a call not started before an interrupt is not run."""
 
-        def one(call: dict[str, Any]) -> ToolOutcome:
+        def one(call: ToolCall) -> ToolOutcome:
             if interrupt is not None and interrupt.is_set():
                 return interrupted_outcome()
             return call_tool_sync(self.tools.get(call["function"]["name"]), call)
@@ -327,10 +338,10 @@ class Agent:
             return list(pool.map(one, calls))
 
     async def _arun_events(
-        self, prompt: str | list[dict[str, Any]], interrupt: Any
+        self, prompt: Prompt, interrupt: Interrupt
     ) -> AsyncIterator[AgentEvent]:
         self._route(prompt)
-        run = _Run(self, prompt)
+        run = _Run(self, prompt, self._history)
         held = _hold_fallback(self._active)
         try:
             for iteration in range(1, self.max_iterations + 1):
@@ -339,15 +350,17 @@ class Agent:
                     for ev in run.finish("interrupted"):
                         yield ev
                     return
+                client = cast("AsyncClient", self._active)  # arun/astream are the async side
                 if self.streaming:
-                    handle = self._active.stream(self._outgoing(), **self._options(interrupt))
+                    handle = client.stream(self._outgoing(), **self._options(interrupt))
                     if inspect.isawaitable(handle):
                         handle = await handle
                     async for event in handle:
                         yield ModelEvent(event, iteration)
                     completion = handle.completion
+                    assert completion is not None  # set once the stream has been read to its end
                 else:
-                    completion = await self._active.complete(self._outgoing(), **self._options(None))
+                    completion = await client.complete(self._outgoing(), **self._options(None))
                 calls, ending = run.settle(completion)
                 if ending is not None:
                     for ev in ending:
@@ -369,7 +382,7 @@ class Agent:
             held.close()
 
     # ---------------------------------------------------------- request
-    def _options(self, interrupt: Any) -> dict[str, Any]:
+    def _options(self, interrupt: Interrupt) -> dict[str, Any]:
         opts = dict(self.request_options)
         if self.tools:  # names are unique already: the first definition won in __init__
             opts["tools"] = [t.spec for t in self.tools.values()]
@@ -379,7 +392,7 @@ class Agent:
             opts["interrupt"] = interrupt
         return opts
 
-    def _outgoing(self) -> list[dict[str, Any]]:
+    def _outgoing(self) -> list[Message]:
         """What is sent: a copy of the history, trimmed to the context budget."""
         sent = [copy.copy(m) for m in self._history]
         if self.context_budget:
@@ -388,7 +401,7 @@ class Agent:
             sent.insert(0, {"role": "system", "content": self.system})
         return sent
 
-    def _apply_budget(self, sent: list[dict[str, Any]]) -> None:
+    def _apply_budget(self, sent: list[Message]) -> None:
         """Replace the oldest tool results by a marker until the estimate fits.
 
         The cut point only moves forward, and in large steps (down to 60% of
@@ -400,26 +413,31 @@ class Agent:
         budget = self.context_budget or 0
         for i in range(min(self._elide_upto, len(sent))):
             if sent[i].get("role") == "tool":
-                sent[i] = {**sent[i], "content": ELIDED}
+                sent[i] = _elided(sent[i])
         if estimate(sent) <= budget:
             return
         target = budget * 0.6
         for i in range(self._elide_upto, len(sent)):
             if sent[i].get("role") == "tool":
-                sent[i] = {**sent[i], "content": ELIDED}
+                sent[i] = _elided(sent[i])
                 self._elide_upto = i + 1
                 if estimate(sent) <= target:
                     break
 
 
+def _elided(message: Message) -> Message:
+    return cast("Message", {**message, "content": ELIDED})
+
+
 class _Run:
     """The bookkeeping of one run: messages added, open calls, completions."""
 
-    def __init__(self, agent: Agent, prompt: str | list[dict[str, Any]]) -> None:
+    def __init__(self, agent: Agent, prompt: Prompt, history: list[Message]) -> None:
         self.agent = agent
-        self.added: list[dict[str, Any]] = []
+        self.history = history  # the agent's own list: what this run adds goes there
+        self.added: list[Message] = []
         self.completions: list[Completion] = []
-        self.open_calls: dict[str, dict[str, Any]] = {}
+        self.open_calls: dict[str, ToolCall] = {}
         self.iterations = 0
         self.started_at: dict[str, float] = {}
         if isinstance(prompt, str):
@@ -428,18 +446,18 @@ class _Run:
             for message in prompt:
                 self._append(copy.deepcopy(message))
 
-    def _append(self, message: dict[str, Any]) -> None:
-        self.agent._history.append(message)
+    def _append(self, message: Message) -> None:
+        self.history.append(message)
         self.added.append(message)
 
-    def record(self, completion: Completion) -> list[dict[str, Any]]:
+    def record(self, completion: Completion) -> list[ToolCall]:
         """Append the assistant turn; return its tool calls (complete ones only)."""
         self.completions.append(completion)
-        message = copy.deepcopy(dict(completion.message))
+        message = copy.deepcopy(completion.message)
         if completion.interrupted:
             # partial reasoning text has no signature and cannot be sent back
             message.pop("reasoning_content", None)
-        calls = list(message.get("tool_calls") or [])
+        calls = list(message.get("tool_calls") or ())
         has_content = bool(message.get("content")) or calls or message.get("reasoning_details")
         if has_content:
             self._append(message)
@@ -447,7 +465,7 @@ class _Run:
             self.open_calls[call["id"]] = call
         return calls
 
-    def settle(self, completion: Completion) -> tuple[list[dict[str, Any]], list[AgentEvent] | None]:
+    def settle(self, completion: Completion) -> tuple[list[ToolCall], list[AgentEvent] | None]:
         """Record a model turn: its tool calls, and the events that end the run here
         (interrupted, or answered without tools) or ``None`` when tools run next."""
         calls = self.record(completion)
@@ -457,19 +475,19 @@ class _Run:
             return calls, list(self.finish("done"))
         return calls, None
 
-    def started(self, call: dict[str, Any]) -> ToolStarted:
+    def started(self, call: ToolCall) -> ToolStarted:
         self.started_at[call["id"]] = time.monotonic()
         fn = call["function"]
         return ToolStarted(call["id"], fn["name"], fn.get("arguments", ""))
 
-    def finished(self, call: dict[str, Any], outcome: ToolOutcome) -> ToolFinished:
+    def finished(self, call: ToolCall, outcome: ToolOutcome) -> ToolFinished:
         content = _fit_content(outcome.content, self.agent.client)
         self._append({"role": "tool", "tool_call_id": call["id"], "content": content})
         self.open_calls.pop(call["id"], None)
         seconds = time.monotonic() - self.started_at.get(call["id"], time.monotonic())
         return ToolFinished(call["id"], call["function"]["name"], content, outcome.is_error, seconds)
 
-    def close_calls(self, calls: list[dict[str, Any]], *, interrupted: bool) -> Iterator[ToolFinished]:
+    def close_calls(self, calls: list[ToolCall], *, interrupted: bool) -> Iterator[ToolFinished]:
         for call in calls:
             if call["id"] in self.open_calls:
                 yield self.finished(call, interrupted_outcome())
@@ -493,14 +511,14 @@ class _Run:
         yield RunFinished(result)
 
 
-def _fit_content(content: str | list[dict[str, Any]], client: Any) -> str | list[dict[str, Any]]:
+def _fit_content(content: str | list[ContentPart], client: Client | AsyncClient) -> str | list[ContentPart]:
     """Images in a tool result go only where the provider sees images; else a note says why."""
     if isinstance(content, str):
         return content
     profile = getattr(client, "profile", None)
     if profile is None or getattr(profile, "vision", True):
         return content
-    parts: list[dict[str, Any]] = []
+    parts: list[ContentPart] = []
     for part in content:
         if part.get("type") in ("image_url", "file", "input_audio"):
             parts.append({

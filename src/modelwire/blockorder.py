@@ -80,7 +80,7 @@ def joined_text_order(msg: Mapping[str, Any]) -> list[BlockKind] | None:
     order = msg.get("block_order")
     if not isinstance(order, list):
         return None
-    kinds = [(kind, item) for kind, item in ordered_items(msg)]
+    kinds = ordered_items(msg)
     if [k for k, _ in kinds] != order:
         return None  # the order did not fit the message: nothing worth sending
     out: list[BlockKind] = []

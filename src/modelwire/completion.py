@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from .providers.prices import Price
-    from .types import AssistantMessage, FinishReason, Usage
+    from .types import AssistantMessage, FinishReason, ToolCall, Usage
 
 __all__ = ["PRIMARY_COOLING", "Attempt", "AttemptOutcome", "Completion"]
 
@@ -80,5 +80,5 @@ class Completion:
         return ""
 
     @property
-    def tool_calls(self) -> list[dict[str, Any]]:
+    def tool_calls(self) -> list[ToolCall]:
         return list(self.message.get("tool_calls") or [])

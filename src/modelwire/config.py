@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
+from .types import JSONValue
 
 __all__ = [
     "API_MODES",
@@ -77,7 +78,7 @@ class ModelEntry:
     thinking: str | None = None
     auth_style: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=_frozen)
+    extra: Mapping[str, JSONValue] = field(default_factory=_frozen)
     speed: str | None = None  # "fast": Anthropic's fast mode, opt-in (a premium tier)
 
 
@@ -208,7 +209,7 @@ def _parse_yaml(text: str, where: str) -> Any:
         raise ConfigError(f"{where}: invalid YAML{at}: {problem}") from None
 
 
-def config_from_dict(data: Any, *, path: str | None = None) -> Config:
+def config_from_dict(data: object, *, path: str | None = None) -> Config:
     """Validate already-parsed data (a dict as YAML would give) into a :class:`Config`."""
     return _Validator(path).config(data)
 
@@ -236,27 +237,28 @@ class _Validator:
     def fail(self, key: str, message: str) -> ConfigError:
         return ConfigError(f"{self.where}: {key}: {message}")
 
-    def mapping(self, value: Any, key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+    def mapping(self, value: object, key: str, allowed: tuple[str, ...]) -> dict[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self.fail(key or "(top level)", f"expected a mapping, got {_kind(value)}")
-        for name in value:
+        table = cast("dict[object, Any]", value)
+        for name in table:
             if not isinstance(name, str) or name not in allowed:
                 close = difflib.get_close_matches(str(name), allowed, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 path = f"{key}.{name}" if key else str(name)
                 raise self.fail(path, f"unknown key{hint}; expected one of {', '.join(allowed)}")
-        return value
+        return cast("dict[str, Any]", table)
 
-    def string(self, value: Any, key: str, *, optional: bool = False) -> str | None:
+    def string(self, value: object, key: str, *, optional: bool = False) -> str | None:
         if value is None and optional:
             return None
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"expected a non-empty string, got {_kind(value)}")
         return value.strip()
 
-    def path(self, value: Any, key: str) -> str | None:
+    def path(self, value: object, key: str) -> str | None:
         """A file path; a relative one is relative to the config file's folder."""
         text = self.string(value, key, optional=True)
         if text is None:
@@ -266,28 +268,28 @@ class _Validator:
             text = os.path.join(os.path.dirname(os.path.abspath(self.where)), text)
         return text
 
-    def boolean(self, value: Any, key: str, default: bool) -> bool:
+    def boolean(self, value: object, key: str, default: bool) -> bool:
         if value is None:
             return default
         if not isinstance(value, bool):
             raise self.fail(key, f"expected true or false, got {_kind(value)}")
         return value
 
-    def integer(self, value: Any, key: str, default: int) -> int:
+    def integer(self, value: object, key: str, default: int) -> int:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise self.fail(key, f"expected a positive integer, got {_kind(value)}")
         return value
 
-    def seconds(self, value: Any, key: str, default: float) -> float:
+    def seconds(self, value: object, key: str, default: float) -> float:
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1e9:
             raise self.fail(key, f"expected a number of seconds (0 or more), got {_kind(value)}")
         return float(value)
 
-    def positive_seconds(self, value: Any, key: str, default: float) -> float:
+    def positive_seconds(self, value: object, key: str, default: float) -> float:
         """A timeout: above 0 (0 would refuse every request), at most a day."""
         if value is None:
             return default
@@ -295,10 +297,10 @@ class _Validator:
             raise self.fail(key, f"expected a number of seconds above 0 (at most 86400), got {_kind(value)}")
         return float(value)
 
-    def optional_integer(self, value: Any, key: str) -> int | None:
+    def optional_integer(self, value: object, key: str) -> int | None:
         return None if value is None else self.integer(value, key, 0)
 
-    def providers_allowed(self, value: Any, key: str) -> bool | tuple[str, ...]:
+    def providers_allowed(self, value: object, key: str) -> bool | tuple[str, ...]:
         """``allow_provider_models``: a boolean, or a list of provider names."""
         if value is None:
             return True
@@ -306,24 +308,25 @@ class _Validator:
             return value
         if not isinstance(value, list):
             raise self.fail(key, f"expected true, false or a list of provider names, got {_kind(value)}")
-        return tuple(self.provider(name, f"{key}[{i}]") for i, name in enumerate(value))
+        return tuple(self.provider(name, f"{key}[{i}]") for i, name in enumerate(cast("list[object]", value)))
 
-    def choice(self, value: Any, key: str, choices: tuple[str, ...]) -> str | None:
+    def choice(self, value: object, key: str, choices: tuple[str, ...]) -> str | None:
         if value is None:
             return None
         if value not in choices:
             raise self.fail(key, f"expected one of {', '.join(choices)}, got {value!r}")
         return str(value)
 
-    def str_map(self, value: Any, key: str) -> dict[str, str]:
+    def str_map(self, value: object, key: str) -> dict[str, str]:
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self.fail(key, f"expected a mapping, got {_kind(value)}")
-        return {str(k): self.string(v, f"{key}.{k}") or "" for k, v in value.items()}
+        table = cast("dict[object, object]", value)
+        return {str(k): self.string(v, f"{key}.{k}") or "" for k, v in table.items()}
 
     # -------------------------------------------------------------- sections
-    def config(self, data: Any) -> Config:
+    def config(self, data: object) -> Config:
         top = self.mapping(data, "", _TOP)
         models = self.models(top.get("models"))
         default = self.string(top.get("default_model"), "default_model", optional=True)
@@ -342,33 +345,35 @@ class _Validator:
             prices=FrozenDict(self.prices(top.get("prices"))),
         )
 
-    def prices(self, value: Any) -> dict[str, Any]:
+    def prices(self, value: object) -> dict[str, Any]:
         from .providers.prices import price_from_dict
 
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self.fail("prices", f"expected a mapping, got {_kind(value)}")
-        rows, out = value, {}
+        rows = cast("dict[object, object]", value)
+        out: dict[str, Any] = {}
         for key, spec in rows.items():
             if not isinstance(key, str) or "/" not in key:
                 raise self.fail("prices", f"keys are provider/model-id, got {key!r}")
             if not isinstance(spec, dict):
                 raise self.fail(f"prices.{key}", f"a mapping of prices, got {_kind(spec)}")
             try:
-                out[key] = price_from_dict(key, spec)
+                out[key] = price_from_dict(key, cast("dict[str, Any]", spec))
             except ValueError as exc:
                 raise self.fail(f"prices.{key}", str(exc)) from None
         return out
 
-    def models(self, value: Any) -> dict[str, ModelEntry]:
+    def models(self, value: object) -> dict[str, ModelEntry]:
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self.fail("models", f"expected a mapping of names to models, got {_kind(value)}")
-        return {str(name): self.entry(str(name), spec) for name, spec in value.items()}
+        table = cast("dict[object, object]", value)
+        return {str(name): self.entry(str(name), spec) for name, spec in table.items()}
 
-    def entry(self, name: str, spec: Any) -> ModelEntry:
+    def entry(self, name: str, spec: object) -> ModelEntry:
         key = f"models.{name}"
         if not name.strip() or any(c.isspace() for c in name):
             raise self.fail(key, "model names must be non-empty and contain no spaces")
@@ -419,7 +424,7 @@ class _Validator:
                                  "is a provider); pick another name, or map client ids with "
                                  "gateway.aliases")
 
-    def provider(self, value: Any, key: str) -> str:
+    def provider(self, value: object, key: str) -> str:
         from .providers.catalog import ALIASES, CATALOG  # lazy: providers imports config
 
         name = self.string(value, key) or ""
@@ -431,30 +436,31 @@ class _Validator:
                                  f"{', '.join(sorted(CATALOG))}")
         return canonical
 
-    def env_names(self, value: Any, key: str) -> tuple[str, ...]:
+    def env_names(self, value: object, key: str) -> tuple[str, ...]:
         if value is None:
             return ()
-        names = [value] if isinstance(value, str) else value
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        given = [value] if isinstance(value, str) else value
+        if not isinstance(given, list) or not all(isinstance(n, str) for n in cast("list[object]", given)):
             raise self.fail(key, f"expected a variable name or a list of them, got {_kind(value)}")
+        names = cast("list[str]", given)
         for n in names:
             if not n or not all(c.isalnum() or c == "_" for c in n) or n[0].isdigit():
                 raise self.fail(key, f"expected an environment variable name such as MY_KEY, got {n!r}")
         return tuple(names)
 
-    def env_name(self, value: Any, key: str, default: str) -> str:
+    def env_name(self, value: object, key: str, default: str) -> str:
         if value is None:
             return default
         if not isinstance(value, str):
             raise self.fail(key, f"expected an environment variable name, got {_kind(value)}")
         return self.env_names(value, key)[0]
 
-    def extra(self, value: Any, key: str) -> dict[str, Any]:
+    def extra(self, value: object, key: str) -> dict[str, Any]:
         if value is None:
             return {}
         if not isinstance(value, dict):
             raise self.fail(key, f"expected a mapping of body fields, got {_kind(value)}")
-        return dict(value)
+        return dict(cast("dict[str, Any]", value))
 
     def model_ref(self, ref: str, key: str, models: dict[str, ModelEntry]) -> None:
         """A reference is a configured name or a provider/model-id string."""
@@ -470,20 +476,20 @@ class _Validator:
         raise self.fail(key, f"{ref!r} is not a model name{hint} nor provider/model-id; "
                              f"configured names: {known}")
 
-    def fallback(self, value: Any, models: dict[str, ModelEntry]) -> tuple[str, ...]:
+    def fallback(self, value: object, models: dict[str, ModelEntry]) -> tuple[str, ...]:
         if value is None:
             return ()
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list):
             raise self.fail("fallback", f"expected a list of model names, got {_kind(value)}")
-        out = []
-        for i, item in enumerate(items):
+        out: list[str] = []
+        for i, item in enumerate(cast("list[object]", items)):
             ref = self.string(item, f"fallback[{i}]") or ""
             self.model_ref(ref, f"fallback[{i}]", models)
             out.append(ref)
         return tuple(out)
 
-    def smart_routing(self, value: Any, models: dict[str, ModelEntry]) -> SmartRoutingConfig:
+    def smart_routing(self, value: object, models: dict[str, ModelEntry]) -> SmartRoutingConfig:
         spec = self.mapping(value, "smart_routing", _ROUTING)
         enabled = self.boolean(spec.get("enabled"), "smart_routing.enabled", False)
         cheap = self.string(spec.get("cheap_model"), "smart_routing.cheap_model", optional=True)
@@ -499,7 +505,7 @@ class _Validator:
                                           "smart_routing.max_simple_words", 28),
         )
 
-    def credential_pool(self, value: Any) -> CredentialPoolConfig:
+    def credential_pool(self, value: object) -> CredentialPoolConfig:
         spec = self.mapping(value, "credential_pool", _POOL)
         store = self.string(spec.get("store"), "credential_pool.store", optional=True)
         if store is not None and not store.startswith(("sqlite://", "redis://", "rediss://")):
@@ -518,7 +524,7 @@ class _Validator:
             lease_ttl=self.integer(spec.get("lease_ttl"), "credential_pool.lease_ttl", 600),
         )
 
-    def gateway(self, value: Any, models: dict[str, ModelEntry]) -> GatewayConfig:
+    def gateway(self, value: object, models: dict[str, ModelEntry]) -> GatewayConfig:
         spec = self.mapping(value, "gateway", _GATEWAY)
         aliases = self.str_map(spec.get("aliases"), "gateway.aliases")
         for alias, target in aliases.items():
@@ -560,7 +566,7 @@ class _Validator:
         return out
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "nothing"
     if isinstance(value, bool):

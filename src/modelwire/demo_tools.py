@@ -12,6 +12,7 @@ import ast
 import datetime as _dt
 import math
 import operator
+from typing import cast
 
 from .tools import Tool, tool
 
@@ -60,7 +61,7 @@ def calculate(expression: str) -> float | int:
 
 def _eval(node: ast.AST) -> float | int:
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
+        return cast("float | int", node.value)
     if isinstance(node, ast.Name) and node.id in _CONSTS:
         return _CONSTS[node.id]
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:

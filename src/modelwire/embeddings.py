@@ -20,15 +20,16 @@ from __future__ import annotations
 import base64
 import sys
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import orjson
 
 from .codecs import EncodedRequest, Target
 from .errors import MessageError, ProtocolError, UnsupportedContentError
 from .providers.embedding import EmbeddingEncoding, EmbeddingSpec, InputType
+from .types import JSONValue, json_list, json_object
 
 __all__ = [
     "EmbeddingRequest",
@@ -114,19 +115,19 @@ def plan_batches(inputs: Sequence[Input], spec: EmbeddingSpec) -> list[tuple[int
 
 
 # ------------------------------------------------------------------ requests
-def check_inputs(inputs: Any) -> list[Input]:
+def check_inputs(inputs: object) -> list[Input]:
     """The inputs as a list, or a :class:`MessageError` saying which one is wrong."""
     if isinstance(inputs, str):
         inputs = [inputs]
     if not isinstance(inputs, Sequence) or not inputs:
         raise MessageError("embed() needs at least one input (a string or a list of strings)")
-    out: list[Input] = list(inputs)
+    out = list(cast("Sequence[Input]", inputs))
     for i, item in enumerate(out):
         if isinstance(item, str):
             if not item:
                 raise MessageError(f"input[{i}] is an empty string: providers refuse it")
-        elif isinstance(item, (bytes, bytearray)) or not (
-                isinstance(item, Sequence) and item and all(type(t) is int for t in item)):
+        elif isinstance(item, (bytes, bytearray)) or not (  # pyright: ignore[reportUnnecessaryIsInstance]
+                isinstance(item, Sequence) and item and all(type(t) is int for t in item)):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise MessageError(f"input[{i}] must be a non-empty string or a list of token ids")
     return out
 
@@ -171,17 +172,20 @@ def decode_response(body: bytes, count: int, *, raw: bool = False) -> tuple[list
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ProtocolError(f"embeddings answer is not JSON: {exc}") from exc
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list) or len(items) != count:
-        got = len(items) if isinstance(items, list) else "no"
+    answer = json_object(data) or {}
+    items = json_list(answer.get("data"))
+    if not isinstance(answer.get("data"), list) or len(items) != count:
+        got = len(items) if isinstance(answer.get("data"), list) else "no"
         raise ProtocolError(f"embeddings answer has {got} vectors for {count} inputs")
     vectors: list[Any] = [None] * count
-    for pos, item in enumerate(items):
-        index = item.get("index", pos) if isinstance(item, dict) else None
+    for pos, entry in enumerate(items):
+        item = json_object(entry)
+        index = item.get("index", pos) if item is not None else None
         if type(index) is not int or not 0 <= index < count or vectors[index] is not None:
             raise ProtocolError(f"embeddings answer: data[{pos}] has a bad or repeated index")
+        assert item is not None  # index would be None otherwise
         vectors[index] = _vector(item.get("embedding"), raw)
-    return vectors, _usage(data.get("usage")), str(data.get("model") or "")
+    return vectors, _usage(answer.get("usage")), str(answer.get("model") or "")
 
 
 def _vector(value: Any, raw: bool) -> Any:
@@ -195,12 +199,12 @@ def _vector(value: Any, raw: bool) -> Any:
             floats.byteswap()
         return floats if raw else floats.tolist()
     if isinstance(value, list):
-        return value
+        return cast("list[float]", value)
     raise ProtocolError("embeddings answer: an embedding is neither a list nor base64")
 
 
-def _usage(raw: Any) -> EmbeddingUsage:
-    raw = raw if isinstance(raw, Mapping) else {}
+def _usage(value: JSONValue) -> EmbeddingUsage:
+    raw = json_object(value) or {}
     prompt = int(raw.get("prompt_tokens") or raw.get("total_tokens") or 0)
     return {"prompt_tokens": prompt, "total_tokens": int(raw.get("total_tokens") or prompt)}
 
@@ -217,15 +221,18 @@ def stack(rows: list[Any]) -> Any:
 
 
 # ------------------------------------------------------------------ the gateway's side
-def decode_request(data: Any) -> EmbeddingRequest:
+def decode_request(body: JSONValue) -> EmbeddingRequest:
     """An OpenAI-shaped embeddings request body (parsed JSON), checked: a
     :class:`MessageError` names what is wrong."""
-    if not isinstance(data, dict):
+    data = json_object(body)
+    if data is None:
         raise MessageError("request body must be a JSON object")
-    raw = data.get("input")
-    if isinstance(raw, list) and raw and all(type(t) is int for t in raw):
-        raw = [raw]  # one input given as token ids
-    req: EmbeddingRequest = {"model": data.get("model"), "input": check_inputs(raw)}
+    raw: JSONValue = data.get("input")
+    tokens = json_list(raw)
+    if tokens and all(type(t) is int for t in tokens):
+        raw = [tokens]  # one input given as token ids
+    model: Any = data.get("model")  # checked by the gateway's model table
+    req: EmbeddingRequest = {"model": model, "input": check_inputs(raw)}
     fmt = data.get("encoding_format")
     if fmt is not None:
         if fmt not in ("float", "base64"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 if TYPE_CHECKING:
     from .transport import Timeouts
@@ -50,8 +50,10 @@ class Model:
 
     def __post_init__(self) -> None:
         # a mapping is the natural way to write headers; a tuple keeps Model hashable
-        if isinstance(self.headers, Mapping):
-            object.__setattr__(self, "headers", tuple(self.headers.items()))
+        headers: object = self.headers
+        if isinstance(headers, Mapping):
+            pairs = cast("Mapping[str, str]", headers)
+            object.__setattr__(self, "headers", tuple(pairs.items()))
 
     def __str__(self) -> str:
         return self.name
@@ -64,6 +66,6 @@ def as_model(entry: str | Model) -> Model:
     """``entry`` as a :class:`Model` (a string is a Model with no settings of its own)."""
     if isinstance(entry, Model):
         return entry
-    if isinstance(entry, str):
+    if isinstance(entry, str):  # pyright: ignore[reportUnnecessaryIsInstance]  (untyped callers)
         return Model(entry)
     raise TypeError(f"a model is a string or a modelwire.Model, got {type(entry).__name__}")

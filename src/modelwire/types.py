@@ -20,7 +20,7 @@ like a reasoning detail, so nothing the provider sent is lost.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 __all__ = [
     "ApiMode",
@@ -36,24 +36,37 @@ __all__ = [
     "ImageURL",
     "InputAudio",
     "InputAudioContentPart",
+    "JSONObject",
+    "JSONValue",
     "Message",
     "PassthroughBlock",
     "ReasoningDetail",
     "Request",
     "Role",
+    "Speed",
     "SystemMessage",
     "TextContentPart",
     "ToolCall",
+    "ToolChoice",
     "ToolMessage",
     "ToolSpec",
     "Usage",
     "UserMessage",
     "empty_usage",
+    "json_list",
+    "json_object",
 ]
+
+# Arbitrary JSON as decoded (a wire body, a provider's extra fields, a tool's arguments):
+# the one place the API says Any, so a reader knows it means "any JSON", nothing wider.
+JSONValue: TypeAlias = Any
+JSONObject: TypeAlias = dict[str, JSONValue]
 
 Role: TypeAlias = Literal["system", "developer", "user", "assistant", "tool"]
 FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filter"]
 Effort: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
+# Anthropic's fast mode where the model has it; "standard" turns a Client-wide "fast" off
+Speed: TypeAlias = Literal["fast", "standard"]
 ApiMode: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 
 
@@ -124,6 +137,10 @@ class FunctionSpec(TypedDict):
 class ToolSpec(TypedDict):
     type: Literal["function"]
     function: FunctionSpec
+
+
+# "auto" | "none" | "required", or a named tool: {"type": "function", "function": {"name": ...}}
+ToolChoice: TypeAlias = 'Literal["auto", "none", "required"] | JSONObject'
 
 
 # --------------------------------------------------------------------- reasoning
@@ -245,3 +262,13 @@ def empty_usage() -> Usage:
         "reasoning_tokens": 0,
         "raw": {},
     }
+
+
+def json_object(value: object) -> JSONObject | None:
+    """``value`` when it is a JSON object (a dict), else None."""
+    return cast("JSONObject", value) if isinstance(value, dict) else None
+
+
+def json_list(value: object) -> list[JSONValue]:
+    """``value`` when it is a JSON array (a list), else an empty list."""
+    return cast("list[JSONValue]", value) if isinstance(value, list) else []

@@ -46,6 +46,9 @@ from ._core import Options, Plan, Settings
 from ._turn import Turn, add_work, sleep_async
 
 if TYPE_CHECKING:
+    import asyncio
+    import threading
+
     from ..completion import Completion
     from ..embeddings import Embeddings
     from ..events import StreamEvent
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
     from ..providers.embedding import EmbeddingEncoding, InputType
     from ..resilience import RetryPolicy, Skipped
     from ..transport import AsyncTransport, SyncTransport, Timeouts
+    from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
 
 __all__ = ["AsyncClient", "AsyncStream", "Client", "Stream"]
 
@@ -241,21 +245,21 @@ class Client(_Base):
 
     def complete(
         self,
-        messages: list[Any],
+        messages: Sequence[Message],
         *,
-        tools: list[Any] | None = None,
-        tool_choice: Any = None,
-        thinking: str | None = None,
+        tools: Sequence[ToolSpec | JSONObject] | None = None,
+        tool_choice: ToolChoice | None = None,
+        thinking: Effort | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
         top_p: float | None = None,
-        stop: str | list[str] | None = None,
-        response_format: dict[str, Any] | None = None,
+        stop: str | Sequence[str] | None = None,
+        response_format: JSONObject | None = None,
         parallel_tool_calls: bool | None = None,
-        extra: dict[str, Any] | None = None,
-        extra_api: str | None = None,
+        extra: JSONObject | None = None,
+        extra_api: ApiMode | None = None,
         headers: Mapping[str, str] | None = None,
-        speed: str | None = None,
+        speed: Speed | None = None,
     ) -> Completion:
         """Send one non-streaming request (streams and accumulates when the endpoint
         only streams) and return the :class:`~modelwire.Completion`.
@@ -295,22 +299,22 @@ class Client(_Base):
 
     def stream(
         self,
-        messages: list[Any],
+        messages: Sequence[Message],
         *,
-        tools: list[Any] | None = None,
-        tool_choice: Any = None,
-        thinking: str | None = None,
+        tools: Sequence[ToolSpec | JSONObject] | None = None,
+        tool_choice: ToolChoice | None = None,
+        thinking: Effort | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
         top_p: float | None = None,
-        stop: str | list[str] | None = None,
-        response_format: dict[str, Any] | None = None,
+        stop: str | Sequence[str] | None = None,
+        response_format: JSONObject | None = None,
         parallel_tool_calls: bool | None = None,
-        extra: dict[str, Any] | None = None,
-        extra_api: str | None = None,
+        extra: JSONObject | None = None,
+        extra_api: ApiMode | None = None,
         headers: Mapping[str, str] | None = None,
-        interrupt: Any = None,
-        speed: str | None = None,
+        interrupt: threading.Event | None = None,
+        speed: Speed | None = None,
     ) -> Stream:
         """Stream the answer as normalized events; ``.completion`` once done or interrupted.
         Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
@@ -578,21 +582,21 @@ class AsyncClient(_Base):
 
     async def complete(
         self,
-        messages: list[Any],
+        messages: Sequence[Message],
         *,
-        tools: list[Any] | None = None,
-        tool_choice: Any = None,
-        thinking: str | None = None,
+        tools: Sequence[ToolSpec | JSONObject] | None = None,
+        tool_choice: ToolChoice | None = None,
+        thinking: Effort | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
         top_p: float | None = None,
-        stop: str | list[str] | None = None,
-        response_format: dict[str, Any] | None = None,
+        stop: str | Sequence[str] | None = None,
+        response_format: JSONObject | None = None,
         parallel_tool_calls: bool | None = None,
-        extra: dict[str, Any] | None = None,
-        extra_api: str | None = None,
+        extra: JSONObject | None = None,
+        extra_api: ApiMode | None = None,
         headers: Mapping[str, str] | None = None,
-        speed: str | None = None,
+        speed: Speed | None = None,
     ) -> Completion:
         """As :meth:`Client.complete`."""
         started = time.perf_counter()
@@ -631,22 +635,22 @@ class AsyncClient(_Base):
 
     def stream(
         self,
-        messages: list[Any],
+        messages: Sequence[Message],
         *,
-        tools: list[Any] | None = None,
-        tool_choice: Any = None,
-        thinking: str | None = None,
+        tools: Sequence[ToolSpec | JSONObject] | None = None,
+        tool_choice: ToolChoice | None = None,
+        thinking: Effort | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
         top_p: float | None = None,
-        stop: str | list[str] | None = None,
-        response_format: dict[str, Any] | None = None,
+        stop: str | Sequence[str] | None = None,
+        response_format: JSONObject | None = None,
         parallel_tool_calls: bool | None = None,
-        extra: dict[str, Any] | None = None,
-        extra_api: str | None = None,
+        extra: JSONObject | None = None,
+        extra_api: ApiMode | None = None,
         headers: Mapping[str, str] | None = None,
-        interrupt: Any = None,
-        speed: str | None = None,
+        interrupt: asyncio.Event | threading.Event | None = None,
+        speed: Speed | None = None,
     ) -> AsyncStream:
         """As :meth:`Client.stream`; ``interrupt`` may be an ``asyncio.Event`` or a
         ``threading.Event``, or cancel the consuming task."""

@@ -67,7 +67,7 @@ class PooledCredential:
     cooldown_until: float | None = None
     base_url: str | None = None
     request_count: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    extra: Mapping[str, Any] = field(default_factory=dict[str, Any], compare=False, hash=False)
 
     # ------------------------------------------------------------------ views
     @property

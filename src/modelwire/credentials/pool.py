@@ -21,7 +21,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self, cast
 
 from ..errors import NoCredentialsError, PoolExhaustedError
 from .cooldown import Mark, Outcome, decide
@@ -29,6 +29,9 @@ from .credential import PooledCredential
 from .discovery import discover_env, env_vars_for, normalize_order
 from .stores import CredentialStore, open_store
 from .strategies import Strategy, order_candidates, parse_strategy
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["Clock", "CredentialPool", "Lease", "SystemClock"]
 
@@ -140,7 +143,7 @@ class CredentialPool:
         cls,
         provider: str,
         *,
-        config: Any = None,
+        config: Config | Mapping[str, Any] | None = None,
         store: CredentialStore | None = None,
         clock: Clock | None = None,
         **kw: Any,
@@ -150,7 +153,7 @@ class CredentialPool:
         section = _pool_section(config)
         if store is None:
             store = open_store(section.get("store"), prefix=section.get("prefix", "modelwire:"))
-        strategies = section.get("strategies") or {}
+        strategies: Mapping[str, str] = section.get("strategies") or {}
         kw.setdefault("strategy", strategies.get(provider))
         if "max_concurrent" in section:
             kw.setdefault("max_concurrent", section["max_concurrent"])
@@ -177,7 +180,7 @@ class CredentialPool:
         missing = [cid for cid in self._env if cid not in stored]
         for cid in missing:  # removed from the store meanwhile: the variable still exists
             stored[cid] = self.store.insert_if_absent(self._env[cid])
-        usable = []
+        usable: list[PooledCredential] = []
         for cred in stored.values():
             if cred.is_env:
                 env = self._env.get(cred.id)
@@ -366,16 +369,20 @@ class CredentialPool:
         )
 
 
-def _pool_section(config: Any) -> dict[str, Any]:
+def _pool_section(config: Config | Mapping[str, Any] | None) -> dict[str, Any]:
+    """``credential_pool`` of a :class:`~modelwire.config.Config` or of a plain mapping,
+    the unset keys left out."""
     if config is None:
         return {}
-    section = config.get("credential_pool") if isinstance(config, Mapping) else getattr(
-        config, "credential_pool", None)
-    if section is None:
+    if isinstance(config, Mapping):
+        section = cast("Mapping[str, Any] | None", config.get("credential_pool"))
+        return {k: v for k, v in (section or {}).items() if v is not None}
+    # CredentialPoolConfig: its mappings are read-only proxies, so its fields are read
+    # directly (asdict() would try to deep-copy them)
+    pool: object = config.credential_pool
+    if isinstance(pool, Mapping):
+        return {k: v for k, v in cast("Mapping[str, Any]", pool).items() if v is not None}
+    if not dataclasses.is_dataclass(pool):
         return {}
-    if dataclasses.is_dataclass(section) and not isinstance(section, type):
-        # modelwire.config.CredentialPoolConfig (its mappings are read-only proxies:
-        # read fields directly, asdict() would try to deep-copy them)
-        return {f.name: getattr(section, f.name) for f in dataclasses.fields(section)
-                if getattr(section, f.name) is not None}
-    return {k: v for k, v in dict(section).items() if v is not None}
+    return {f.name: getattr(pool, f.name) for f in dataclasses.fields(pool)
+            if getattr(pool, f.name) is not None}

@@ -39,7 +39,7 @@ import pathlib
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, Self, TypeAlias
 
 from .script import ScriptRequest, ToolResult, answer, api_error, tool_call
@@ -61,17 +61,22 @@ class Emulator:
     list of response dicts (or functions) replayed in order, or one function answering
     every turn (see :meth:`script`). ``signing_key``: the secret behind thinking
     signatures and encrypted reasoning (None: random per process). ``max_hang``: the
-    longest a ``hang`` fault waits, in seconds.
+    longest a ``hang`` fault waits, in seconds. ``replay``: a folder of the gateway's
+    capture files; each request is answered with the captured answer to the request that
+    meant the same (:mod:`modelwire.emulator.replay`), never by the model.
     """
 
     def __init__(self, profile: str = "lenient", keys: Iterable[str] | None = None,
                  script: ScriptSource | None = None,
                  signing_key: str | bytes | None = None, *, host: str = "127.0.0.1",
                  port: int = 0, max_hang: float = 10.0, oauth_access_ttl: int = 3600,
-                 log_level: str = "critical") -> None:
+                 log_level: str = "critical", replay: str | pathlib.Path | None = None) -> None:
+        # absolute: ``from .script import`` would bind the submodule's name over the parameter
+        from modelwire.emulator.replay import Replay
+        from modelwire.emulator.script import load_script
+
         from .endpoints import Backend
         from .profiles import PROFILES
-        from .script import load_script
         from .signing import Signer
 
         if profile not in PROFILES:
@@ -82,6 +87,7 @@ class Emulator:
             script=load_script(script) if script is not None else None,
             signer=Signer.from_key(signing_key),
             max_hang=max_hang,
+            replay=Replay(replay) if replay is not None else None,
         )
         self.backend.oauth.access_ttl = oauth_access_ttl
         self.host = host
@@ -152,7 +158,7 @@ class Emulator:
     # --------------------------------------------------------- faults and log
     def set_faults(self, faults: Iterable[Any]) -> None:
         """Replace the fault rules (dicts in the ``/__emulator/faults`` format)."""
-        from .faults import parse_fault
+        from modelwire.emulator.faults import parse_fault
 
         self.backend.faults.set([parse_fault(f) for f in faults])
 
@@ -168,7 +174,7 @@ class Emulator:
     def set_script(self, script: ScriptSource | None) -> None:
         """Replace the script (a JSONL path, a list of response dicts or functions, or one
         function for every turn); None: the deterministic model."""
-        from .script import load_script
+        from modelwire.emulator.script import load_script
 
         self.backend.script = load_script(script) if script is not None else None
 
@@ -180,10 +186,10 @@ class Emulator:
         self.set_script(script)
 
     @contextlib.contextmanager
-    def scripted(self, script: ScriptSource) -> Iterator[Self]:
+    def scripted(self, script: ScriptSource) -> Generator[Self, None, None]:
         """``with emu.scripted(fn):`` the script, and the previous one back afterwards
         (a session-wide emulator stays as the next test expects it)."""
-        from .script import load_script
+        from modelwire.emulator.script import load_script
 
         before = self.backend.script
         self.backend.script = load_script(script)

@@ -249,8 +249,8 @@ class _Builder:
 
     def array(self, name: str, schema: dict[str, Any], depth: int, wanted: bool) -> Any:
         items = self.resolve(schema.get("items"), depth + 1)
-        low = schema.get("minItems") if isinstance(schema.get("minItems"), int) else 0
-        high = schema.get("maxItems") if isinstance(schema.get("maxItems"), int) else None
+        low: int = n if isinstance(n := schema.get("minItems"), int) else 0
+        high: int | None = n if isinstance(n := schema.get("maxItems"), int) else None
         found = self.found_items(name, items, wanted)
         if not found and not wanted:
             return _MISSING
@@ -462,8 +462,8 @@ def _bounds(schema: dict[str, Any], kind: str) -> tuple[float, float]:
         v = schema.get(key)
         return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
-    lo = num("minimum") if num("minimum") is not None else -math.inf
-    hi = num("maximum") if num("maximum") is not None else math.inf
+    lo = x if (x := num("minimum")) is not None else -math.inf
+    hi = x if (x := num("maximum")) is not None else math.inf
     tiny = 1.0 if kind == "integer" else 1e-6
     if (x := num("exclusiveMinimum")) is not None:
         lo = max(lo, math.floor(x) + 1 if kind == "integer" else x + max(tiny, abs(x) * 1e-9))
@@ -477,8 +477,8 @@ def _bounds(schema: dict[str, Any], kind: str) -> tuple[float, float]:
 
 
 def _fit_string(value: str, schema: dict[str, Any]) -> str:
-    low = schema.get("minLength") if isinstance(schema.get("minLength"), int) else 0
-    high = schema.get("maxLength") if isinstance(schema.get("maxLength"), int) else None
+    low: int = n if isinstance(n := schema.get("minLength"), int) else 0
+    high: int | None = n if isinstance(n := schema.get("maxLength"), int) else None
     if high is not None and len(value) > high:
         value = value[:high]
     if len(value) < low:

@@ -24,6 +24,8 @@ from .faults import (
 from .model import Reply, respond
 from .oauth import ACCESS_PREFIX, OAuthServer
 from .profiles import PROFILES, EmuProfile
+from .replay import ENDPOINTS as REPLAYED
+from .replay import Replay
 from .response import EmuResponse
 from .rules import Parsed
 from .rules.anthropic import check_messages
@@ -51,11 +53,11 @@ class Backend:
     max_hang: float = 10.0
     state: EmulatorState = field(default_factory=EmulatorState)
     faults: FaultStore = field(default_factory=FaultStore)
-    oauth: OAuthServer | None = None
+    oauth: OAuthServer = field(init=False)
+    replay: Replay | None = None  # captured answers served instead of the model's
 
     def __post_init__(self) -> None:
-        if self.oauth is None:
-            self.oauth = OAuthServer(self.state)
+        self.oauth = OAuthServer(self.state)
 
     # ------------------------------------------------------------ entry point
     async def handle(self, endpoint: str, profile_name: str | None, method: str, path: str,
@@ -172,6 +174,8 @@ class Backend:
         if endpoint == "count_tokens":
             parsed = check_messages(body, headers, profile, self.signer, count_only=True)
             return 200, {"content-type": _JSON}, [dumps({"input_tokens": tokens(parsed.prompt_chars)})], None
+        if self.replay is not None and endpoint in REPLAYED:
+            return self.replay.answer(endpoint, body)
         if endpoint == "messages":
             parsed = check_messages(body, headers, profile, self.signer)
         elif endpoint == "chat_completions":

@@ -58,7 +58,7 @@ def output_items(parsed: Parsed, reply: Reply, ctx: RenderContext) -> list[dict[
 def body(parsed: Parsed, reply: Reply, ctx: RenderContext,
          items: list[dict[str, Any]] | None = None, rid: str | None = None) -> dict[str, Any]:
     echo = parsed.options.get("echo") or {}
-    reasoning = echo.get("reasoning") if isinstance(echo.get("reasoning"), dict) else {}
+    reasoning = r if isinstance(r := echo.get("reasoning"), dict) else {}
     incomplete = reply.finish == "length"
     tools = [dict({"strict": True}, **t) for t in echo.get("tools") or []]
     return {

@@ -95,10 +95,11 @@ class EmuResponse:
         await send({"type": "http.response.start", "status": self.status, "headers": raw_headers})
         kind = self.fault.fault if self.fault else None
         after = self.fault.after if self.fault else 0
+        seconds = self.fault.seconds if self.fault else 0.0
         for i, chunk in enumerate(self.chunks):
             if kind and i == after:
                 if kind == "stall":
-                    if await self._wait(gone, self.fault.seconds):
+                    if await self._wait(gone, seconds):
                         self._disconnected(i)
                         return
                     self._finish(i, aborted=True)
@@ -117,7 +118,7 @@ class EmuResponse:
                 if kind == "invalid_utf8":
                     await send({"type": "http.response.body", "more_body": True,
                                 "body": b'data: {"text": "\xff\xfe\xfd"}\n\n'})
-            if kind == "slow_chunks" and i > 0 and await self._wait(gone, self.fault.seconds):
+            if kind == "slow_chunks" and i > 0 and await self._wait(gone, seconds):
                 self._disconnected(i)
                 return
             if gone.is_set():

@@ -95,7 +95,7 @@ def arithmetic(text: str) -> tuple[str, str] | None:
         r"multiplied by|divided by|times|plus|minus|over|[x×*+/-]|-?\d+(?:\.\d+)?",
         m.group(0), re.IGNORECASE,
     )
-    expr = " ".join(_OPS.get(p.lower(), p) for p in parts)
+    expr = " ".join(_OPS.get(p.lower()) or p for p in parts)
     value = _evaluate(expr)
     return (expr, value) if value is not None else None
 

@@ -100,7 +100,7 @@ def _is_empty_object(branch: Any) -> bool:
 
 
 def _single_type(node: dict[str, Any]) -> None:
-    # type: ["string", "null"] is the other spelling of "nullable"; keep the real type.
+    # a type list ["string", "null"] is the other spelling of "nullable"; keep the real type.
     kinds = node.get("type")
     if isinstance(kinds, list):
         real = [k for k in kinds if k != "null"]

@@ -92,7 +92,7 @@ class FallbackChain(Generic[E, R]):
         """The skipped entries that could not be resolved (not mere duplicates)."""
         return tuple(s for s in self.skipped if s.unusable)
 
-    def __iter__(self) -> Iterator[tuple[str, R]]:
+    def __iter__(self) -> Iterator[tuple[E, R]]:
         return iter(self.entries)
 
     def __len__(self) -> int:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..cooldown import Mark
 from ..credential import PooledCredential
-from ._ops import Acquired, Order
+from ._ops import Acquired, Health, Order
 
 __all__ = [
     "Acquired",
@@ -29,7 +29,6 @@ __all__ = [
     "open_store",
 ]
 
-Health: TypeAlias = Literal["ok", "degraded"]
 
 
 @runtime_checkable
@@ -41,6 +40,7 @@ class CredentialStore(Protocol):
 
     def salt(self) -> bytes:
         """A random per-store salt for env-secret fingerprints (created on first use)."""
+        ...
 
     def list(self, provider: str | None = None) -> list[PooledCredential]: ...
 
@@ -48,17 +48,21 @@ class CredentialStore(Protocol):
 
     def put(self, cred: PooledCredential) -> None:
         """Insert or replace the whole record (env credentials are stored without secret)."""
+        ...
 
     def insert_if_absent(self, cred: PooledCredential) -> PooledCredential:
         """Store ``cred`` unless its id exists; return what the store holds."""
+        ...
 
     def delete(self, provider: str, cred_id: str) -> bool: ...
 
     def patch(self, provider: str, cred_id: str, fields: Mapping[str, Any]) -> PooledCredential | None:
         """Change some fields of a record atomically; ``None`` if it does not exist."""
+        ...
 
     def mark(self, provider: str, cred_id: str, mark: Mark, now: float) -> PooledCredential | None:
         """Apply a status mark (cooldown = max(existing, new); dead stays dead)."""
+        ...
 
     def acquire(
         self, provider: str, candidates: Sequence[str], *, cap: int, ttl: float, now: float,
@@ -74,6 +78,7 @@ class CredentialStore(Protocol):
 
     def lock(self, name: str, *, ttl: float = 30.0, timeout: float = 30.0) -> AbstractContextManager[None]:
         """A cross-process mutual exclusion (OAuth refresh); raises TimeoutError."""
+        ...
 
     def close(self) -> None: ...
 

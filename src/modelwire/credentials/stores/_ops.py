@@ -14,7 +14,10 @@ from typing import Any, Literal, TypeAlias
 
 from ..cooldown import Mark
 
-__all__ = ["Acquired", "Order", "apply_mark", "choose", "is_available_record", "new_lease_id"]
+# what a store reports of its backend: "degraded" while it serves from a local fallback
+Health: TypeAlias = Literal["ok", "degraded"]
+
+__all__ = ["Acquired", "Health", "Order", "apply_mark", "choose", "is_available_record", "new_lease_id"]
 
 # How candidates are ordered before the cap is applied:
 #   "ordered"     as given (fill_first: by priority; random: shuffled by the pool)

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..cooldown import Mark
 from ..credential import PooledCredential
-from ._ops import Acquired, Order, apply_mark, choose, new_lease_id
+from ._ops import Acquired, Health, Order, apply_mark, choose, new_lease_id
 
 __all__ = ["MemoryStore"]
 
@@ -21,7 +21,7 @@ class MemoryStore:
     url = "memory://"
 
     def __init__(self) -> None:
-        self.health = "ok"
+        self.health: Health = "ok"
         self._mutex = threading.RLock()
         self._records: dict[tuple[str, str], dict[str, Any]] = {}
         self._leases: dict[str, dict[str, tuple[str, float]]] = {}  # provider -> lease -> (cred, exp)

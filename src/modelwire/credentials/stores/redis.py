@@ -33,11 +33,11 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..cooldown import Mark
 from ..credential import PooledCredential
-from ._ops import Acquired, Order, new_lease_id
+from ._ops import Acquired, Health, Order, new_lease_id
 from .journal import Journal
 from .memory import MemoryStore
 
@@ -157,10 +157,11 @@ class RedisStore:
     def __init__(self, url: str, *, prefix: str = "modelwire:", client: Any = None,
                  timeout: float = TIMEOUT, reconnect_interval: float = RECONNECT_INTERVAL) -> None:
         import redis
+        import redis.exceptions
 
         self.url = url
         self.prefix = prefix
-        self.health = "ok"
+        self.health: Health = "ok"
         self.reconnect_interval = reconnect_interval
         self.journal = Journal()  # local changes while degraded, merged on return
         self._generation: str | None = None  # the store's generation this process knows
@@ -216,7 +217,7 @@ class RedisStore:
         """A store emptied behind this process's back (restart without persistence, a
         flush) is written back from the local copy; a new store gets its generation."""
         key = self._k("generation")
-        current = self._redis.get(key)
+        current = cast("str | None", self._redis.get(key))  # decode_responses: str
         if current is not None:
             if self._generation is not None and current != self._generation:
                 # emptied, and a process with nothing to restore marked it as new, or a
@@ -227,10 +228,10 @@ class RedisStore:
         known = self._fallback.list()
         if self._generation is None and not known:
             self._redis.set(key, new_lease_id(), nx=True)  # a new store (or our first look)
-            self._generation = self._redis.get(key)
+            self._generation = cast("str | None", self._redis.get(key))
             return
         self._redis.set(key, new_lease_id(), nx=True)  # a peer may have re-seeded first
-        self._generation = self._redis.get(key)
+        self._generation = cast("str | None", self._redis.get(key))
         self._reseed("came back empty")
 
     def _reseed(self, why: str) -> None:
@@ -286,7 +287,7 @@ class RedisStore:
     def salt(self) -> bytes:
         def op() -> bytes:
             self._redis.set(self._k("salt"), os.urandom(32).hex(), nx=True)
-            value = bytes.fromhex(self._redis.get(self._k("salt")))
+            value = bytes.fromhex(cast(str, self._redis.get(self._k("salt"))))
             self._fallback._salt = value  # the degraded mode must fingerprint identically
             return value
 
@@ -317,7 +318,7 @@ class RedisStore:
 
     def get(self, provider: str, cred_id: str) -> PooledCredential | None:
         def op() -> PooledCredential | None:
-            raw = self._redis.hget(self._k("cred", provider), cred_id)
+            raw = cast("str | None", self._redis.hget(self._k("cred", provider), cred_id))
             if raw is None:
                 return None
             return self._decode(provider, raw, self._redis.hget(self._k("count", provider), cred_id))
@@ -443,8 +444,8 @@ class RedisStore:
 
     def lease_counts(self, provider: str, now: float) -> dict[str, int]:
         def op() -> dict[str, int]:
-            live = self._redis.zrangebyscore(self._k("leases", provider), f"({now!r}", "+inf")
-            owners = self._redis.hmget(self._k("owner", provider), live) if live else []
+            live = cast("list[str]", self._redis.zrangebyscore(self._k("leases", provider), f"({now!r}", "+inf"))
+            owners = cast("list[str | None]", self._redis.hmget(self._k("owner", provider), live)) if live else []
             counts: dict[str, int] = {}
             for cid in owners:
                 if cid:

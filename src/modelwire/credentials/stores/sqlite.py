@@ -26,7 +26,7 @@ from typing import Any
 
 from ..cooldown import Mark
 from ..credential import PooledCredential
-from ._ops import Acquired, Order, apply_mark, choose, new_lease_id
+from ._ops import Acquired, Health, Order, apply_mark, choose, new_lease_id
 
 __all__ = ["SQLiteStore"]
 
@@ -49,7 +49,7 @@ class SQLiteStore:
     def __init__(self, path: str) -> None:
         self.path = os.path.abspath(path)
         self.url = "sqlite:///" + self.path
-        self.health = "ok"
+        self.health: Health = "ok"
         self._local = threading.local()
         self._pid = os.getpid()
         os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)

@@ -52,7 +52,7 @@ def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) 
     if "stop" in body:  # Chat Completions' setting: the Responses API has no stop sequences
         raise bad("Unknown parameter: 'stop'.", param="stop", code="unknown_parameter")
     tools, namespaces = _tools(body.get("tools"))
-    reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+    reasoning = r if isinstance(r := body.get("reasoning"), dict) else {}
     thinking_on = reasoning.get("effort") not in (None, "none") or bool(reasoning.get("summary"))
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
@@ -127,8 +127,9 @@ def _check_reasoning(i: int, item: dict[str, Any], items: list[Any], signer: Sig
                       "verified. Reason: Encrypted content could not be decrypted or parsed.",
                       code="invalid_encrypted_content")
     nxt = items[i + 1] if i + 1 < len(items) else None
-    nxt_kind = nxt.get("type", "message") if isinstance(nxt, dict) else None
-    ok = nxt_kind in _FOLLOWERS and not (nxt_kind == "message" and nxt.get("role") != "assistant")
+    following: dict[str, Any] = nxt if isinstance(nxt, dict) else {}
+    nxt_kind = following.get("type", "message") if isinstance(nxt, dict) else None
+    ok = nxt_kind in _FOLLOWERS and not (nxt_kind == "message" and following.get("role") != "assistant")
     if ok and sealed and sealed.get("follows") and sealed["follows"] != nxt_kind:
         ok = False
     if not ok:
