@@ -564,6 +564,9 @@ class AsyncClient(_Base):
         http = self._http()  # CA certificates load now; connections on first use
         ep = self._settings.endpoint(self.model, primary=True)
         warm = getattr(http, "warm", None)  # an injected transport has none
+        if warm is None:
+            _dry_run(self._settings, ep)
+            return
 
         def send(request: Any, base_url: str, timeouts: Any, answer: bytes, passes: int = 1) -> bytes:
             warm(request, base_url)
@@ -571,7 +574,7 @@ class AsyncClient(_Base):
 
         # per loop (connections belong to the loop that runs them): no dry run of the
         # HTTP exchange itself, only its per-origin work
-        _dry_run(self._settings, ep, send if warm is not None else None, "async")
+        _dry_run(self._settings, ep, send, "async")
 
     def _http(self) -> AsyncTransport:
         if self._transport is None:
