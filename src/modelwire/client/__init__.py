@@ -96,20 +96,6 @@ class _Base:
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
 
-    def warm(self) -> None:
-        """Do the first request's one-time work now, offline, so the first real request
-        costs about what later ones do: the transport's imports and SSL context, the
-        primary model's codec, and a few passes of one canned request through prepare,
-        encode, the HTTP stack (the sync Client's over a loopback listener of its own, or
-        from memory where binding is not allowed) and decode. No connection to the
-        upstream is opened and no event loop is needed. The gateway calls it at start-up
-        for each configured model; a script that makes one request need not. Calling it
-        again costs nothing: the work is done once per process per protocol."""
-        self._warm()
-
-    def _warm(self) -> None:
-        _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))
-
     @property
     def model(self) -> str:
         """The model string the client was made with (a :class:`~modelwire.Model`'s name)."""
@@ -230,8 +216,16 @@ class Client(_Base):
         clock: Monotonic seconds, for the sticky fallback's window (tests).
     """
 
-    def _warm(self) -> None:
-        http = self._http()  # httpx imported and its pool made now
+    def warm(self) -> None:
+        """Do the first request's one-time work now, offline, so the first real request
+        costs about what later ones do: httpx's import, the SSL context, the primary
+        model's codec, and a few passes of one canned request through prepare, encode,
+        the HTTP stack (over a loopback listener of its own, or from memory where binding
+        is not allowed) and decode. No connection to the upstream is opened. A server
+        calls it once at start-up (the gateway does, for each configured model); a script
+        that makes one request need not. Calling it again costs nothing: the work is done
+        once per process per protocol."""
+        http = self._http()
         # an injected transport (tests, embedders) has no dry run: the codecs still warm
         _dry_run(self._settings, self._settings.endpoint(self.model, primary=True),
                  getattr(http, "warm", None), type(http).__qualname__)
@@ -560,7 +554,10 @@ class AsyncClient(_Base):
     (default ``asyncio.sleep``), and ``transport`` is an
     :class:`~modelwire.transport.AsyncTransport`."""
 
-    def _warm(self) -> None:
+    def warm(self) -> None:
+        """As :meth:`Client.warm`, for the async stack (no event loop is needed: the
+        transport's per-origin work is done now; connections still belong to the loop of
+        the first request)."""
         http = self._http()  # CA certificates load now; connections on first use
         ep = self._settings.endpoint(self.model, primary=True)
         warm = getattr(http, "warm", None)  # an injected transport has none
