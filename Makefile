@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents test-compare chaos venv bench clean lint docs mutation
+.PHONY: demo test test-agents test-compare test-cluster chaos venv bench clean lint docs mutation
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -43,6 +43,11 @@ chaos: $(STAMP)
 # Claude Code and Codex CLI (npm, pinned, cached in .cache/agents) through the gateway.
 test-agents: $(STAMP)
 	MODELWIRE_TEST_AGENTS=1 $(BIN)/python -m pytest tests/agents
+
+# Two `modelwire serve` instances behind nginx with Redis and PostgreSQL, as processes
+# (docs/guides/teams-cluster.md; a minute or two, so not in `make test`).
+test-cluster: $(STAMP)
+	MODELWIRE_TEST_CLUSTER=1 $(BIN)/python -m pytest tests/cluster
 
 # The wheel as users get it: built (python -m build), installed into a clean venv with no
 # dev extras, then run offline (tests/packaging).

@@ -55,6 +55,9 @@ EVENTS = stream_events(20)
 STREAM_WIRE = [(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n"
                 b"connection: keep-alive\r\n\r\n" % sum(map(len, EVENTS))) + EVENTS[0], b"".join(EVENTS[1:])]
 STREAM = False
+# --teams: teams on (SQLite store in the work folder) and every request sent with a virtual
+# key that has a budget, rpm and tpm, so each request is looked up, admitted and settled
+TEAMS = False
 # what the openai Python SDK sends (its x-stainless-* set), in its order
 SDK_HEADERS = [
     ("host", "127.0.0.1:4000"), ("accept-encoding", "gzip, deflate"), ("connection", "keep-alive"),
@@ -162,7 +165,10 @@ _phase = _Phases()
 def _request_bytes(model: str) -> bytes:
     body = json.dumps({"model": model, **bench_gateway.CONVERSATION, "max_tokens": bench_gateway.MAX_TOKENS,
                        **({"stream": True} if STREAM else {})}).encode()
-    head = "".join(f"{k}: {v}\r\n" for k, v in SDK_HEADERS)
+    head = "".join(f"{k}: {v}\r\n" for k, v in SDK_HEADERS
+                   if not (TEAMS and k == "authorization"))
+    if TEAMS:
+        head += f"authorization: Bearer {_TEAMS_KEY}\r\n"
     return f"POST /v1/chat/completions HTTP/1.1\r\n{head}content-length: {len(body)}\r\n\r\n".encode() + body
 
 
@@ -181,7 +187,12 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     # the base URL is never connected to: the stand-in transport answers
     cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, base_url: 'http://127.0.0.1:9/v1'}\n"
                    "  emu-lane: {provider: openai, model: emulator-1, base_url: 'http://127.0.0.1:9/v1', "
-                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\ngateway: {access_log: false}\n")
+                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\ngateway: {access_log: false}\n"
+                   + (f"teams: {{enabled: true, store: 'sqlite:///{workdir}/state.db'}}\n"
+                      "prices: {'emulator/emulator-1': {input: 1, output: 2}, "
+                      "'openai/emulator-1': {input: 1, output: 2}}\n" if TEAMS else ""))
+    if TEAMS:
+        _make_key(cfg)
     app = create_app(load_config(str(cfg)))
     config = uvicorn.Config(app, http=GatewayHTTP, lifespan="on", log_level="critical", proxy_headers=False)
     config.load()
@@ -207,6 +218,24 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     if not sock.first.startswith(b"HTTP/1.1 200"):
         raise SystemExit(f"{model}: the gateway did not answer 200: {sock.first[:300]!r}")
     return one, b"x-modelwire-lane: passthrough" in sock.first, lifespan
+
+
+_TEAMS_KEY = ""
+
+
+def _make_key(cfg: Path) -> None:
+    """--teams: one virtual key (made once per work folder) that no request will exhaust."""
+    global _TEAMS_KEY
+    if _TEAMS_KEY:
+        return
+    from modelwire.config import load_config
+    from modelwire.teams.admin import KeyAdmin
+    from modelwire.teams.backends import open_store, store_url
+
+    store = open_store(store_url(load_config(str(cfg))))
+    _key, _TEAMS_KEY = KeyAdmin(store).create_key(
+        {"name": "bench", "budget": "1000000000/month", "rpm": 10**9, "tpm": 10**12})
+    store.close()
 
 
 # --cold: the simulated last-level cache, and what is read between two requests so that it
@@ -296,7 +325,8 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, co
            "--toggle-collect=_Py_bytes_rfind", "--collect-atstart=yes"] if cold else []
     argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
             "--dump-before=zlib_crc32", *sim, python, str(here), "--turns", str(turns), "--_count", model, str(n),
-            *(["--stream"] if STREAM else []), *(["--cold"] if cold else [])]
+            *(["--stream"] if STREAM else []), *(["--cold"] if cold else []),
+            *(["--teams"] if TEAMS else [])]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     dumps = list(workdir.glob(f"{out.name}.*"))
     if done.returncode != 0 or len(dumps) != 1:
@@ -365,6 +395,9 @@ def main() -> int:
     ap.add_argument("--cold", action="store_true",
                     help="with --instructions: count the cache lines each request brings in from memory "
                          "when it starts with none of them cached (callgrind's cache simulation)")
+    ap.add_argument("--teams", action="store_true",
+                    help="teams on: each request carries a virtual key with a budget, rpm and tpm "
+                         "(looked up, admitted, settled, its spend row written in batches)")
     ap.add_argument("--other-src", metavar="DIR",
                     help="run for this checkout and for another one (its DIR/src), each in a process "
                          "of its own, and print them side by side")
@@ -374,8 +407,9 @@ def main() -> int:
         return _side_by_side(Path(args.other_src).resolve() / "src")
     if args.cold and not args.instructions:
         ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
-    global STREAM
+    global STREAM, TEAMS
     STREAM = args.stream
+    TEAMS = args.teams
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
     os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
     os.environ["MODELWIRE_GATEWAY_KEYS"] = ""

@@ -26,6 +26,9 @@ collect_ignore = [] if os.environ.get("MODELWIRE_TEST_AGENTS") == "1" else ["age
 # Building and installing the wheel (tests/packaging) runs in `make test-wheel`.
 if os.environ.get("MODELWIRE_TEST_WHEEL") != "1":
     collect_ignore.append("packaging")
+# Two gateways, nginx, Redis and PostgreSQL as processes (tests/cluster): `make test-cluster`.
+if os.environ.get("MODELWIRE_TEST_CLUSTER") != "1":
+    collect_ignore.append("cluster")
 
 _SCRUB_PREFIXES = ("XDG_",)
 _SCRUB_SUFFIXES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_ACCESS_TOKEN")

@@ -27,7 +27,7 @@ def test_every_config_field_has_a_row() -> None:
 
     page = hooks.config_reference()
     for cls in (config.Config, config.ModelEntry, config.SmartRoutingConfig,
-                config.CredentialPoolConfig, config.GatewayConfig):
+                config.CredentialPoolConfig, config.GatewayConfig, config.TeamsConfig):
         for f in dataclasses.fields(cls):
             if f.name not in ("name", "path"):
                 assert f"| `{f.name}` |" in page, f"{cls.__name__}.{f.name} has no row"

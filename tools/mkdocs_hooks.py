@@ -40,6 +40,7 @@ _SECTIONS = (
     ("smart_routing", "SmartRoutingConfig"),
     ("credential_pool", "CredentialPoolConfig"),
     ("gateway", "GatewayConfig"),
+    ("teams", "TeamsConfig"),
 )
 
 # What a field means, for fields whose line in config.py carries no comment.
@@ -51,6 +52,7 @@ _MEANING = {
     "Config.smart_routing": "Cheap/strong routing (section below).",
     "Config.credential_pool": "Where credential state lives (section below).",
     "Config.gateway": "`modelwire serve` settings (section below).",
+    "Config.teams": "Virtual keys, budgets, rate limits and spend (section below).",
     "ModelEntry.provider": "A catalog row or one of its aliases (see Providers); `custom` for any endpoint.",
     "ModelEntry.model": "The model id the provider expects.",
     "ModelEntry.api_mode": "The protocol; picks a sibling catalog row. Required for `custom`.",
@@ -74,6 +76,8 @@ _MEANING = {
 # Said after the meaning: forms the validator accepts that no constant lists.
 _FORMS = {
     "CredentialPoolConfig.store": "`sqlite:///path`, `redis://host:port/db` or `rediss://...` (TLS).",
+    "TeamsConfig.store": "`sqlite:///path` or `postgresql://user@host/db`.",
+    "TeamsConfig.limiter": "`redis://host:port/db` or `rediss://...` (TLS).",
 }
 
 # field -> the module constant listing its allowed values

@@ -32,6 +32,7 @@ __all__ = [
     "GatewayConfig",
     "ModelEntry",
     "SmartRoutingConfig",
+    "TeamsConfig",
     "UnsupportedTools",
     "config_from_dict",
     "default_config_path",
@@ -116,6 +117,8 @@ class GatewayConfig:
     """``gateway:``: who may call ``modelwire serve`` and which ids map to which names."""
 
     keys_env: str = "MODELWIRE_GATEWAY_KEYS"  # comma-separated; none set -> loopback only
+    # comma-separated keys for /admin/* (teams' keys, teams and spend); none set: no admin API
+    admin_keys_env: str = "MODELWIRE_ADMIN_KEYS"
     aliases: Mapping[str, str] = field(default_factory=_frozen)
     # clients may ask for provider/model ids directly: true (cloud providers with a key,
     # and the emulators), false (none), or a tuple of the provider names allowed
@@ -148,6 +151,23 @@ class GatewayConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class TeamsConfig:
+    """``teams:``: virtual keys, teams, budgets, rate limits and spend (the guide
+    "Running the gateway for a team")."""
+
+    # the gateway asks every request for a key (an env key or a virtual key) and meters it
+    enabled: bool = False
+    # sqlite:///path (unset: the credential store's SQLite file) or postgresql://...
+    store: str | None = None
+    # unset: counters in the gateway process (one process per store); redis://host:port/db
+    limiter: str | None = None
+    key_cache_ttl: float = 0.5  # seconds a key record is cached: a revocation takes this long
+    default_max_tokens: int = 4096  # the reserved answer size of a request without max_tokens
+    spend_flush_s: float = 0.5  # seconds between writes of the spend record (in batches)
+    spend_queue: int = 100_000  # spend rows held while the store is slow; more are dropped
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole validated file. ``path`` is None for the empty default config."""
 
@@ -161,6 +181,7 @@ class Config:
     smart_routing: SmartRoutingConfig = field(default_factory=SmartRoutingConfig)
     credential_pool: CredentialPoolConfig = field(default_factory=CredentialPoolConfig)
     gateway: GatewayConfig = field(default_factory=GatewayConfig)
+    teams: TeamsConfig = field(default_factory=TeamsConfig)
     # price rows ("provider/model-id" -> providers.prices.Price) over the built-in table
     prices: Mapping[str, Any] = field(default_factory=_frozen)
 
@@ -217,13 +238,15 @@ def config_from_dict(data: object, *, path: str | None = None) -> Config:
 # ------------------------------------------------------------------ validation
 
 _TOP = ("models", "default_model", "fallback", "fallback_stick_s", "smart_routing",
-        "credential_pool", "gateway", "prices")
+        "credential_pool", "gateway", "teams", "prices")
 _ENTRY = ("provider", "model", "api_mode", "base_url", "api_key_env", "thinking", "auth_style",
           "headers", "extra", "speed")
 SPEEDS = ("fast",)
 _ROUTING = ("enabled", "cheap_model", "max_simple_chars", "max_simple_words")
 _POOL = ("store", "strategies", "prefix", "max_concurrent", "lease_ttl")
-_GATEWAY = ("keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
+_TEAMS = ("enabled", "store", "limiter", "key_cache_ttl", "default_max_tokens",
+          "spend_flush_s", "spend_queue")
+_GATEWAY = ("keys_env", "admin_keys_env", "aliases", "allow_provider_models", "client_key_passthrough",
             "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
             "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
             "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
@@ -342,6 +365,7 @@ class _Validator:
             smart_routing=self.smart_routing(top.get("smart_routing"), models),
             credential_pool=self.credential_pool(top.get("credential_pool")),
             gateway=self.gateway(top.get("gateway"), models),
+            teams=self.teams(top.get("teams")),
             prices=FrozenDict(self.prices(top.get("prices"))),
         )
 
@@ -532,6 +556,8 @@ class _Validator:
         defaults = GatewayConfig()
         return GatewayConfig(
             keys_env=self.env_name(spec.get("keys_env"), "gateway.keys_env", defaults.keys_env),
+            admin_keys_env=self.env_name(spec.get("admin_keys_env"), "gateway.admin_keys_env",
+                                         defaults.admin_keys_env),
             aliases=FrozenDict(aliases),
             allow_provider_models=self.providers_allowed(spec.get("allow_provider_models"),
                                                          "gateway.allow_provider_models"),
@@ -552,6 +578,30 @@ class _Validator:
             ssl_certfile=self.path(spec.get("ssl_certfile"), "gateway.ssl_certfile"),
             ssl_keyfile=self.path(spec.get("ssl_keyfile"), "gateway.ssl_keyfile"),
             **self.gateway_limits(spec, defaults),
+        )
+
+    def teams(self, value: Any) -> TeamsConfig:
+        spec = self.mapping(value, "teams", _TEAMS)
+        defaults = TeamsConfig()
+        store = self.string(spec.get("store"), "teams.store", optional=True)
+        if store is not None and not store.startswith(("sqlite://", "postgresql://", "postgres://")):
+            raise self.fail("teams.store",
+                            f"expected sqlite:///path or postgresql://host/db, got {store!r}")
+        limiter = self.string(spec.get("limiter"), "teams.limiter", optional=True)
+        if limiter is not None and not limiter.startswith(("redis://", "rediss://")):
+            raise self.fail("teams.limiter",
+                            f"expected redis://host:port/db (or leave it unset), got {limiter!r}")
+        return TeamsConfig(
+            enabled=self.boolean(spec.get("enabled"), "teams.enabled", defaults.enabled),
+            store=store, limiter=limiter,
+            key_cache_ttl=self.positive_seconds(spec.get("key_cache_ttl"), "teams.key_cache_ttl",
+                                                defaults.key_cache_ttl),
+            default_max_tokens=self.integer(spec.get("default_max_tokens"),
+                                            "teams.default_max_tokens", defaults.default_max_tokens),
+            spend_flush_s=self.positive_seconds(spec.get("spend_flush_s"), "teams.spend_flush_s",
+                                                defaults.spend_flush_s),
+            spend_queue=self.integer(spec.get("spend_queue"), "teams.spend_queue",
+                                     defaults.spend_queue),
         )
 
     def gateway_limits(self, spec: dict[str, Any], defaults: GatewayConfig) -> dict[str, Any]:

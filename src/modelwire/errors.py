@@ -72,7 +72,7 @@ __all__ = [
 
 # Things that look like secrets: provider key prefixes and long bearer tokens.
 _SECRET_RE = re.compile(
-    r"(?:sk-[A-Za-z0-9_\-]{6,}|sk_[A-Za-z0-9_\-]{6,}|xai-[A-Za-z0-9_\-]{6,}|"
+    r"(?:sk-[A-Za-z0-9_\-]{6,}|sk_[A-Za-z0-9_\-]{6,}|xai-[A-Za-z0-9_\-]{6,}|mw-[A-Za-z0-9_\-]{20,}|"
     r"gsk_[A-Za-z0-9_\-]{6,}|AIza[A-Za-z0-9_\-]{10,}|hf_[A-Za-z0-9]{10,}|"
     r"(?<=Bearer )[A-Za-z0-9._\-]{12,}|(?<=api[_-]key=)[A-Za-z0-9._\-]{8,})"
 )

@@ -39,6 +39,13 @@ SEQUENCES: dict[str, tuple[str, ...]] = {
               'printf %s "$KEY" | modelwire creds add --provider groq',
               "modelwire creds reset work --provider openrouter"),
     "auth": ("modelwire auth status", "modelwire auth logout openrouter"),
+    "keys": ("modelwire teams create --name platform --budget 500/month --rpm 600",
+             ("modelwire keys create --name alice --models 'claude-*,gpt-5*' --budget 50/month "
+             "--rpm 60 --tpm 200000 --expires 90d --team platform"),
+             "modelwire keys list", "modelwire keys update alice --rpm 120",
+             "modelwire keys revoke alice", "modelwire teams list"),
+    "spend": ("modelwire spend --by key --since 7d", "modelwire spend --by model --since 30d --csv",
+              "modelwire spend --by team --json"),
 }
 # servers: started, asked for /v1/models, stopped; on a free port (4000 or 8765 may be taken)
 SERVERS = (
@@ -54,6 +61,10 @@ NOT_RUN = {
         "needs ANTHROPIC_API_KEY and the network",
     "modelwire auth login openrouter": "opens a browser and needs the network",
     "modelwire auth login openrouter --paste": "needs the network and a browser elsewhere",
+    "modelwire db upgrade --config modelwire.yaml":
+        "needs a PostgreSQL server (tests/teams/test_postgres_store.py runs it against one)",
+    "modelwire db status --store postgresql://modelwire@db.internal/modelwire":
+        "needs a PostgreSQL server (tests/teams/test_postgres_store.py runs it against one)",
 }
 FAKE_KEY = "sk-or-v1-example-not-a-real-key-0123456789"
 

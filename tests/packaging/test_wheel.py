@@ -65,6 +65,8 @@ def test_build_makes_a_wheel_and_an_sdist_of_the_one_version(dist):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "modelwire/py.typed" in names  # users' type checkers read the annotations
+    # `modelwire db upgrade` applies the SQL files shipped in the package
+    assert "modelwire/teams/migrations/0001_teams.sql" in names
     assert f"modelwire-{VERSION}.dist-info/licenses/LICENSE" in names
     assert not [n for n in names if n.startswith(("tests/", "bench/"))]
     with tarfile.open(sdist) as archive:

@@ -62,3 +62,24 @@ def test_config_prices_override_the_table_and_bad_rows_name_themselves():
 def test_a_bad_price_given_to_the_client_is_a_config_error():
     with pytest.raises(ConfigError, match="input"):
         Client("emulator/emulator-1", prices={"emulator/emulator-1": {"output": 1}})
+
+
+def test_openai_cached_input_is_billed_at_its_rate_and_reasoning_as_output():
+    gpt5 = price_for("openai", "gpt-5")
+    usage = {"prompt_tokens": 1_000_000, "completion_tokens": 1_000_000,
+             "cache_read_tokens": 400_000, "reasoning_tokens": 600_000}
+    # 600K fresh input at 1.25 + 400K cached at 0.125 + 1M output (reasoning included) at 10
+    assert gpt5.cost(usage) == pytest.approx(0.75 + 0.05 + 10.0)
+
+
+def test_a_row_without_a_cache_rate_charges_cache_reads_at_the_input_rate():
+    flash = price_for("gemini", "gemini-2.5-flash")
+    cached = flash.cost({"prompt_tokens": 1_000_000, "completion_tokens": 0,
+                         "cache_read_tokens": 1_000_000})
+    assert cached == pytest.approx(0.30)
+
+
+def test_a_client_tells_its_primary_models_price_and_none_when_unknown():
+    priced = Client("openai/gpt-5-mini", api_key="sk-" + "test-price")
+    assert priced.price == price_for("openai", "gpt-5-mini")
+    assert Client("emulator/emulator-1").price is None

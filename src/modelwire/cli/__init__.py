@@ -28,6 +28,10 @@ COMMANDS = {
     "auth": "Log in to providers that allow third-party OAuth apps.",
     "models": "List providers and configured model names.",
     "route": "Show the smart-routing decision for a message.",
+    "keys": "Create, list, update and revoke the gateway's virtual keys.",
+    "teams": "Create, list and update teams of virtual keys.",
+    "spend": "What the gateway's requests cost, by key, team or model.",
+    "db": "Apply and list the PostgreSQL migrations of keys, teams and spend.",
 }
 
 

@@ -51,7 +51,13 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         config = emulator_gateway_config()
     gw = getattr(config, "gateway", None)
     keys_env = getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS"
-    if not GatewayKeys.from_env(keys_env).required and not is_loopback(host):
+    teams = getattr(config, "teams", None)
+    teams_on = bool(getattr(teams, "enabled", False))  # every request then needs a key
+    if teams_on and workers > 1 and not getattr(teams, "limiter", None):
+        click.echo(f"warning: {workers} workers without teams.limiter: each worker keeps its "
+                   "own rate and budget counters (set teams.limiter: redis://... to share "
+                   "them)", err=True)
+    if not teams_on and not GatewayKeys.from_env(keys_env).required and not is_loopback(host):
         raise click.UsageError(
             f"refusing to serve on {host} without gateway keys: anyone who can reach it could "
             f"spend your provider credits. Set {keys_env}=key1,key2 or bind 127.0.0.1."

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ..events import StreamEvent
     from ..model import Model
     from ..providers.embedding import EmbeddingEncoding, InputType
+    from ..providers.prices import Price
     from ..resilience import RetryPolicy, Skipped
     from ..transport import AsyncTransport, SyncTransport, Timeouts
     from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
@@ -116,6 +117,12 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    @property
+    def price(self) -> Price | None:
+        """The primary model's published price (USD per million tokens), or None when
+        unknown: what :attr:`Completion.cost <modelwire.Completion.cost>` is computed from."""
+        return self._settings.endpoint(self.model, primary=True).price
 
     @property
     def skipped_fallbacks(self) -> tuple[Skipped, ...]:

@@ -42,6 +42,14 @@ class Gateway:
         self.config = config
         gw = getattr(config, "gateway", None)
         self.keys = GatewayKeys.from_env(getattr(gw, "keys_env", None) or "MODELWIRE_GATEWAY_KEYS", env)
+        self.admission: Any = None  # teams (gateway.admission): off by default
+        if getattr(getattr(config, "teams", None), "enabled", False):
+            from .admission import Admission, TeamKeys
+
+            self.admission = Admission.from_config(config)
+            self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
+        self.admin_keys = GatewayKeys.from_env(
+            getattr(gw, "admin_keys_env", None) or "MODELWIRE_ADMIN_KEYS", env)
         self.models = ModelTable.from_config(config)
         self.limits = Limits.from_config(gw)
         self.slots: Any = None  # gateway.max_concurrent_per_model, when set
@@ -164,7 +172,8 @@ class Gateway:
         """``ok``, or ``degraded`` with the reasons: a Redis credential store that does not
         answer (the pools fail open to local state), or a model whose every credential is
         cooling (rate-limited: ``available_in_s``, when the first frees up) or dead (a
-        revoked key): its requests fail or fall back until then. Counts, never secrets."""
+        revoked key): its requests fail or fall back until then; a teams limiter whose
+        Redis does not answer (each instance then limits on its own). Counts, never secrets."""
         problems = []
         for name, client in list(self._clients.items()):
             settings = getattr(client, "_settings", None)
@@ -190,6 +199,14 @@ class Gateway:
                     if free_at is not None:
                         problem["available_in_s"] = max(0, round(free_at - now))
                     problems.append(problem)
+        writer = None if self.admission is None else self.admission.gate.writer
+        if writer is not None and writer.dropped:
+            problems.append({"spend_record": "rows dropped: the teams store is not keeping up",
+                             "dropped": writer.dropped, "pending": writer.pending})
+        limiter = self.admission.gate.limiter if self.admission is not None else None
+        limiter_health = getattr(limiter, "health", "ok")  # the Redis limiter has one
+        if limiter_health != "ok":  # Redis away: each instance limits on its own
+            problems.append({"teams_limiter": limiter_health})
         return {
             "status": "degraded" if problems or self.draining else "ok",
             "draining": self.draining,
@@ -203,6 +220,8 @@ class Gateway:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
+        if self.admission is not None:
+            await self.admission.close()  # the spend record's last rows
 
 
 def _configured_names(config: Any) -> frozenset[str]:
@@ -397,6 +416,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         # ids may hold a slash (provider/model): the path converter takes the rest
         Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),
+        *_admin_routes(gateway, Endpoint),
         Route("/", Endpoint(root), methods=["GET", "HEAD"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
@@ -404,8 +424,26 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     # client's Host header (an open redirect): such paths are a plain 404 instead
     app.router.redirect_slashes = False
     app.state.gateway = gateway
-    # exact paths only: a route with parameters needs Starlette's matching
-    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ()) if "{" not in r.path})
+    # exact paths only: a route with parameters needs Starlette's matching (and the admin
+    # API reads its scope: methods, query strings)
+    return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ())
+                            if "{" not in r.path and not r.path.startswith("/admin")})
+
+
+def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
+    """``/admin/*`` (:mod:`.admin`): keys, teams and spend."""
+    from starlette.routing import Route
+
+    from .admin import AdminAPI
+
+    api = AdminAPI(gateway)
+    return [
+        Route("/admin/keys", endpoint(api.keys), methods=["GET", "POST"]),
+        Route("/admin/keys/{ref}", endpoint(api.key), methods=["GET", "PATCH", "DELETE"]),
+        Route("/admin/teams", endpoint(api.teams), methods=["GET", "POST"]),
+        Route("/admin/teams/{ref}", endpoint(api.team), methods=["GET", "PATCH"]),
+        Route("/admin/spend", endpoint(api.spend), methods=["GET"]),
+    ]
 
 
 class FrontDoors:

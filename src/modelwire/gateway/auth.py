@@ -74,6 +74,11 @@ class GatewayKeys:
     def required(self) -> bool:
         return bool(self.keys)
 
+    async def identify(self, headers: Mapping[str, str], *, passthrough: bool = False) -> None:
+        """``check`` for the serving path (with teams on, :class:`~.admission.TeamKeys`
+        answers who a virtual key is; these keys are all unlimited: None)."""
+        self.check(headers, passthrough=passthrough)
+
     def check(self, headers: Mapping[str, str], *, passthrough: bool = False) -> None:
         """With ``passthrough`` the usual key headers carry the client's *provider* key,
         so the gateway key travels in ``x-modelwire-key``."""

@@ -24,6 +24,7 @@ Door: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 _TYPES = {
     400: ("invalid_request_error", "invalid_request_error"),
     401: ("authentication_error", "authentication_error"),
+    402: ("insufficient_quota", "billing_error"),  # a virtual key's budget is spent
     403: ("permission_error", "permission_error"),
     404: ("not_found_error", "not_found_error"),
     413: ("invalid_request_error", "request_too_large"),

@@ -54,6 +54,7 @@ class _Ctx:
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
     dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
+    completion: Any = None  # a stream's Completion once it ended (teams settle from it)
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
@@ -236,10 +237,11 @@ class _Handlers:
     async def _serve(self, request: Any, door: Door) -> Any:
         ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
+        ticket = None  # teams: the request's reservation, settled once it is served
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
-            self.gw.keys.check(request.headers, passthrough=self.gw.passthrough_keys)
+            who = await self.gw.keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
             req = await self._decode(request, ctx)
             ctx.model = self.gw.models.resolve(req.get("model"))
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):
@@ -252,6 +254,8 @@ class _Handlers:
                 await self.gw.slots.acquire(ctx.model)
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
+            if self.gw.admission is not None:
+                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
             same = same_protocol(client, door)
             if same and eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
@@ -259,6 +263,8 @@ class _Handlers:
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
                     held = self._hand_slot(forwarded, held)
+                    if ticket is not None:
+                        forwarded = await ticket.served(forwarded, ctx)
                     return forwarded
                 ctx.lane_tries = 1  # counted in x-modelwire-attempts
             if ctx.unexpressible is not None:
@@ -270,6 +276,8 @@ class _Handlers:
             if ctx.streaming:
                 streamed = await self._stream(client, req, opts, ctx)
                 held = self._hand_slot(streamed, held)
+                if ticket is not None:
+                    streamed = await ticket.served(streamed, ctx)
                 return streamed
             before_upstream = time.perf_counter()
             work = CLIENT_WORK.get()
@@ -290,7 +298,10 @@ class _Handlers:
             overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
-            return Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
+            reply = Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
+            if ticket is not None:
+                reply = await ticket.served(reply, ctx, completion)
+            return reply
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer, and not our error
             raise
@@ -299,6 +310,8 @@ class _Handlers:
         finally:
             if held is not None:
                 self.gw.slots.release(held)
+            if ticket is not None:
+                await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
 
@@ -359,7 +372,7 @@ class _Handlers:
                     if data:
                         yield data
                 yield encoder.close()
-                done = getattr(stream, "completion", None)
+                done = ctx.completion = getattr(stream, "completion", None)
                 if done is not None:
                     ctx.upstream = f"{done.provider}/{done.model}"
                     ctx.tokens = done.usage["total_tokens"]

@@ -19,6 +19,7 @@ _KEYLIKE = re.compile(
     r"(?:"
     # a key with a known prefix (OpenAI, Anthropic, OpenRouter, Groq, xAI, Gemini, HF...)
     r"\b(?:sk|rk|pk|gsk|xai|hf|nvapi|pplx|csk|tgp)[-_][A-Za-z0-9_\-]{6,}"
+    r"|\bmw-[A-Za-z0-9_\-]{20,}"  # a modelwire virtual key
     r"|\bAIza[A-Za-z0-9_\-]{10,}"
     # a masked one: stars or an ellipsis with the characters around them
     r"|[A-Za-z0-9_\-.]*(?:\*{3,}|…)[A-Za-z0-9_\-.]*"

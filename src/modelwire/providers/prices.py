@@ -64,6 +64,11 @@ def _or(value: float | None, default: float) -> float:
 
 _ANTHROPIC = "https://docs.anthropic.com/en/docs/about-claude/pricing"
 _DEEPSEEK = "https://api-docs.deepseek.com/quick_start/pricing-details-usd"
+_OPENAI = "https://developers.openai.com/api/docs/pricing"
+_GEMINI = "https://ai.google.dev/gemini-api/docs/pricing"
+_XAI = "https://docs.x.ai/developers/models"
+_MISTRAL = "https://mistral.ai/pricing#api-pricing"
+_GROQ = "https://groq.com/pricing"
 _READ = "2026-12-01"
 
 
@@ -78,6 +83,18 @@ def _deepseek(miss: float, hit: float, output: float) -> Price:
     return Price(miss, output, cache_read=hit, source=_DEEPSEEK, checked=_READ)
 
 
+def _openai(input: float, cached: float, output: float) -> Price:
+    # OpenAI bills cached input at its own rate and nothing extra to write the cache;
+    # reasoning tokens are output tokens
+    return Price(input, output, cache_read=cached, source=_OPENAI, checked=_READ)
+
+
+def _row(source: str, input: float, output: float, cached: float | None = None) -> Price:
+    # cached None: the page lists no cache rate we model; cache reads then count at the
+    # input rate (an upper bound, so a budget is never under-charged)
+    return Price(input, output, cache_read=cached, source=source, checked=_READ)
+
+
 # provider/model-id -> price; model ids without the date suffix (see price_for)
 PRICES: dict[str, Price] = {
     "anthropic/claude-opus-4-1": _anthropic(15.0, 75.0, 18.75, 1.50),
@@ -88,8 +105,36 @@ PRICES: dict[str, Price] = {
     "anthropic/claude-3-7-sonnet": _anthropic(3.0, 15.0, 3.75, 0.30),
     "anthropic/claude-3-5-haiku": _anthropic(0.80, 4.0, 1.0, 0.08),
     "anthropic/claude-3-haiku": _anthropic(0.25, 1.25, 0.30, 0.03),
+    "anthropic/claude-opus-4-5": _anthropic(5.0, 25.0, 6.25, 0.50),
+    "anthropic/claude-sonnet-4-5": _anthropic(3.0, 15.0, 3.75, 0.30),
+    "anthropic/claude-haiku-4-5": _anthropic(1.0, 5.0, 1.25, 0.10),
     "deepseek/deepseek-chat": _deepseek(0.27, 0.07, 1.10),
     "deepseek/deepseek-reasoner": _deepseek(0.55, 0.14, 2.19),
+    "openai/gpt-5": _openai(1.25, 0.125, 10.0),
+    "openai/gpt-5-mini": _openai(0.25, 0.025, 2.0),
+    "openai/gpt-5-nano": _openai(0.05, 0.005, 0.40),
+    "openai/gpt-4.1": _openai(2.0, 0.50, 8.0),
+    "openai/gpt-4.1-mini": _openai(0.40, 0.10, 1.60),
+    "openai/gpt-4.1-nano": _openai(0.10, 0.025, 0.40),
+    "openai/gpt-4o": _openai(2.50, 1.25, 10.0),
+    "openai/gpt-4o-mini": _openai(0.15, 0.075, 0.60),
+    "openai/o3": _openai(2.0, 0.50, 8.0),
+    "openai/o4-mini": _openai(1.10, 0.275, 4.40),
+    # Gemini: prompts up to 200K tokens (longer ones cost more: not modelled); thinking
+    # tokens are billed as output
+    "gemini/gemini-2.5-pro": _row(_GEMINI, 1.25, 10.0),
+    "gemini/gemini-2.5-flash": _row(_GEMINI, 0.30, 2.50),
+    "gemini/gemini-2.5-flash-lite": _row(_GEMINI, 0.10, 0.40),
+    "xai/grok-4.20-0309-reasoning": _row(_XAI, 2.0, 6.0, 0.20),
+    "xai/grok-4.20-0309-non-reasoning": _row(_XAI, 2.0, 6.0, 0.20),
+    "xai/grok-4-1-fast-reasoning": _row(_XAI, 0.20, 0.50, 0.05),
+    "xai/grok-4-1-fast-non-reasoning": _row(_XAI, 0.20, 0.50, 0.05),
+    "mistral/mistral-large-latest": _row(_MISTRAL, 2.0, 6.0),
+    "mistral/mistral-medium-latest": _row(_MISTRAL, 0.40, 2.0),
+    "mistral/mistral-small-latest": _row(_MISTRAL, 0.10, 0.30),
+    "mistral/codestral-latest": _row(_MISTRAL, 0.30, 0.90),
+    "groq/llama-3.3-70b-versatile": _row(_GROQ, 0.59, 0.79),
+    "groq/llama-3.1-8b-instant": _row(_GROQ, 0.05, 0.08),
 }
 
 # "-20250514" (a snapshot date) or "-latest": the same price as the bare model id
