@@ -84,6 +84,7 @@ mutation: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python bench/codecs.py
+	$(BIN)/python bench/agents.py
 
 clean:
 	rm -rf $(VENV) build dist site src/*.egg-info

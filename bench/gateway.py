@@ -397,7 +397,10 @@ def start_modelwire(b: Bench, upstream: int, python: str | None = None, name: st
     exe = Path(sys.executable).with_name("modelwire")
     other = bool(python or src)
     argv = [str(exe)] if exe.exists() and not other else [python or sys.executable, "-m", "modelwire.cli"]
-    env = {"MODELWIRE_GATEWAY_KEYS": "", "XDG_CONFIG_HOME": str(b.workdir), "XDG_DATA_HOME": str(b.workdir)}
+    # like for like with LiteLLM's proxy: the client's key checked (the load generator
+    # sends it), the request log at its default (one access line per request)
+    env = {"MODELWIRE_GATEWAY_KEYS": os.environ["MW_BENCH_KEY"], "XDG_CONFIG_HOME": str(b.workdir),
+           "XDG_DATA_HOME": str(b.workdir)}
     if other:
         src = src or str(Path(__file__).resolve().parent.parent / "src")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
@@ -410,7 +413,7 @@ def lane_header(url: str) -> str | None:
     import urllib.request
 
     body = json.dumps({"model": "emu-lane", "messages": [{"role": "user", "content": "hi"}]}).encode()
-    req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"})
+    req = urllib.request.Request(url, data=body, headers=_headers())
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
             return resp.headers.get("x-modelwire-lane")
@@ -443,10 +446,11 @@ def start_litellm(b: Bench, upstream: int, exe: str) -> Proc | None:
     cfg.write_text("model_list:\n  - model_name: emu\n    litellm_params:\n"
                    "      model: openai/emulator-1\n"
                    f"      api_base: http://127.0.0.1:{upstream}/v1\n      api_key: sk-bench-0000\n")
-    # no database, no master key, no network: the local model price map, no telemetry
-    # (DATABASE_URL must be absent: an empty one is refused as an unsupported scheme; the
-    # proxy refuses to start without a strong master key, which the load generator sends)
-    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False", "LITELLM_LOG": "ERROR",
+    # no database, no network: the local model price map, no telemetry (DATABASE_URL must
+    # be absent: an empty one is refused as an unsupported scheme). Like modelwire: a master
+    # key checked (the load generator sends it) and its default log, uvicorn's access line
+    # per request (LITELLM_LOG unset; LITELLM_LOG=ERROR would turn that line off)
+    env = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
            "LITELLM_MASTER_KEY": os.environ["MW_BENCH_KEY"]}
     return b.start("litellm", [exe, "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
                                "--num_workers", "1"], port, "/health/liveliness", "server", env=env,
@@ -616,7 +620,9 @@ def goals(cells: list[Cell], paired: dict[bool, dict[str, dict[str, Any]]],
         if own:
             note50 += f"; the gateway's own time (x-modelwire-overhead-ms) p50 {pct(own, 50) * 1e3:.2f}"
             note99 += f"; its own time p99 {pct(own, 99) * 1e3:.2f}"
-        lines.append(goal_line("added p99 <= 1.5 ms at concurrency 1 (interleaved)", a99 <= 1.5,
+        # no longer a goal (issue 23): at concurrency 1 the p99 measures the host's other
+        # tenants (+0.78 ms interleaved, +1.7-4.3 ms with wrk), so it is shown, not judged
+        lines.append(goal_line("added p99 at concurrency 1 (interleaved; shown, not a goal)", None,
                                f"+{a99:.2f} ms{note99}"))
     mw = [c for c in cells if c.target == target and not c.stream]
     lite = [c for c in cells if c.target == "litellm" and not c.stream]

@@ -5,10 +5,12 @@ stack), and a trailing slash is a 404, never a redirect built from the client's 
 from __future__ import annotations
 
 import httpx
+import orjson
 import pytest
 
 from modelwire.config import config_from_dict
-from modelwire.gateway.depth import depth_exceeds
+from modelwire.gateway.depth import check_depth, depth_exceeds
+from modelwire.gateway.errors import GatewayError
 from modelwire.gateway.testing import RunningGateway
 
 
@@ -24,6 +26,42 @@ def _schema(levels: int) -> dict:
     for _ in range(levels // 2):
         schema = {"type": "object", "properties": {"x": schema}}
     return schema
+
+
+def _tools_body(schema: dict, tools: int = 30, metadata: object = None) -> tuple[bytes, dict]:
+    data = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "metadata": metadata,
+            "tools": [{"type": "function", "function": {"name": f"t{i}", "parameters": schema}}
+                      for i in range(tools)]}
+    return orjson.dumps(data), data
+
+
+def test_many_shallow_tool_schemas_pass_the_depth_checks() -> None:
+    body, data = _tools_body(_schema(20), tools=60)  # thousands of brackets, none deep
+    check_depth(body, data, 128, 64)
+
+
+@pytest.mark.parametrize(("levels", "refused"), [(63, False), (65, True)], ids=["within-the-limit", "past-it"])
+def test_a_tool_schema_among_many_is_refused_only_past_its_limit(levels: int, refused: bool) -> None:
+    body, data = _tools_body(_schema(levels))
+    assert depth_exceeds(data["tools"][0]["function"]["parameters"], 64) is refused
+    if refused:
+        with pytest.raises(GatewayError, match="gateway.max_schema_depth"):
+            check_depth(body, data, 128, 64)
+    else:
+        check_depth(body, data, 128, 64)
+
+
+def test_a_deep_body_beside_many_tools_is_still_refused() -> None:
+    body, data = _tools_body(_schema(10), metadata=_nested(130))
+    with pytest.raises(GatewayError, match="gateway.max_json_depth"):
+        check_depth(body, data, 128, 64)
+
+
+def test_a_schema_counts_toward_the_body_limit_when_that_limit_is_the_lower() -> None:
+    body, data = _tools_body(_schema(30), tools=2)  # 30 levels at level 5: 34 in the body
+    with pytest.raises(GatewayError, match="gateway.max_json_depth"):
+        check_depth(body, data, 32, 64)
+    check_depth(body, data, 40, 64)
 
 
 @pytest.fixture(scope="module")

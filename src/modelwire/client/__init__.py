@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import asyncio
     import threading
 
+    from ..codecs.cache import EncodeCache
     from ..completion import Completion
     from ..embeddings import Embeddings
     from ..events import StreamEvent
@@ -85,12 +86,13 @@ class _Base:
         clock: Callable[[], float] | None = None,
         strict_fallbacks: bool = True,
         prices: Mapping[str, Any] | None = None,
+        encode_cache: EncodeCache | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
             config=config, timeout=timeout, headers=headers, retry=retry, pools=pools,
             speed=speed, fallback_stick_s=fallback_stick_s, clock=clock or time.monotonic,
-            strict_fallbacks=strict_fallbacks, prices=prices,
+            strict_fallbacks=strict_fallbacks, prices=prices, encode_cache=encode_cache,
         )
         self._sleep = sleep
         self._transport = transport
@@ -117,6 +119,12 @@ class _Base:
         """The primary model's wire protocol (``chat_completions`` | ``anthropic_messages`` |
         ``responses``)."""
         return self._settings.endpoint(self.model, primary=True).profile.api_mode
+
+    @property
+    def encode_cache(self) -> EncodeCache:
+        """Where this client's encoders keep what repeats across turns (converted tool
+        schemas): its own, or the one it was given to share."""
+        return self._settings.encode_cache
 
     @property
     def price(self) -> Price | None:
@@ -221,6 +229,9 @@ class Client(_Base):
         transport: A :class:`~modelwire.transport.SyncTransport` (tests, embedders).
         pools: Credential pools to share: provider -> pool, or a callable.
         clock: Monotonic seconds, for the sticky fallback's window (tests).
+        encode_cache: Where encoders keep what repeats from turn to turn (converted tool
+            schemas): a :class:`~modelwire.codecs.cache.EncodeCache` to share between
+            clients; default, one of the client's own.
     """
 
     def warm(self) -> None:

@@ -26,6 +26,7 @@ from ._creds import CredentialSource, source_for
 
 if TYPE_CHECKING:
     from ..codecs._target import EncodedRequest
+    from ..codecs.cache import EncodeCache
     from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import RetryPolicy
@@ -107,7 +108,9 @@ class Settings:
         clock: Callable[[], float] = time.monotonic,
         strict_fallbacks: bool = True,
         prices: Mapping[str, Any] | None = None,
+        encode_cache: EncodeCache | None = None,
     ) -> None:
+        from ..codecs.cache import EncodeCache
         from ..resilience import RetryPolicy
 
         if speed not in (None, "fast"):
@@ -120,6 +123,7 @@ class Settings:
         self._sticky: StickyFallback | None = None
 
         self.pools = pools
+        self.encode_cache = EncodeCache() if encode_cache is None else encode_cache
         # settings a model answered 400 to ("does not take"), by endpoint name: later calls
         # leave them out from the start instead of paying the 400 again
         self.refused: dict[str, set[str]] = {}

@@ -150,7 +150,7 @@ class Turn:
         headers = ep.headers + self.settings.headers
         if self.options.headers:
             headers += tuple(self.options.headers.items())
-        target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers)
+        target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers, self.settings.encode_cache)
         return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
 
     def _request(self, ep: Endpoint, stream: bool, strip: bool,

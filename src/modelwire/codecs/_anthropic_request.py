@@ -262,7 +262,7 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
         tools = []  # tool_choice none: no tools are sent at all
     if tools:
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
-        body["tools"] = encode_tools(tools, profile, eager=eager, request=request)
+        body["tools"] = encode_tools(tools, profile, eager=eager, request=request, cache=target.cache)
         tc = encode_tool_choice(choice, request.get("parallel_tool_calls"))
         if tc is not None:
             body["tool_choice"] = tc
@@ -300,7 +300,7 @@ def encode_request(request: dict[str, Any], target: Target) -> EncodedRequest:
     betas: list[str] = list(profile.anthropic_betas)
     try:
         body = _body(request, target, betas)
-    except (TypeError, AttributeError, KeyError) as exc:
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
         # wrong types in the caller's request: one seam, a MessageError naming it
         raise MessageError(f"malformed request for Anthropic: {type(exc).__name__}: {exc}") from exc
     body = profile.patch_body(body, target)

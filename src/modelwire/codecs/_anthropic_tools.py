@@ -5,14 +5,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import MessageError
 from ._target import NAMESPACE_KEY, native_tool
+from .cache import EncodeCache
 
 __all__ = [
     "encode_tool_choice",
     "encode_tools",
+    "input_schema_converter",
     "normalize_schema",
     "sanitize_tool_id",
 ]
@@ -103,15 +106,26 @@ def _merge_top_union(node: dict[str, Any]) -> dict[str, Any]:
 _SPEC_KEYS = frozenset({"type", "function", NAMESPACE_KEY})  # NAMESPACE_KEY: a Responses upstream's
 
 
+def input_schema_converter(profile: Any, cache: EncodeCache | None = None) -> Callable[[Any], Any]:
+    """A function's parameters -> the ``input_schema`` ``profile`` accepts; with a
+    ``cache``, converted once per distinct schema and profile (an ``orjson.Fragment``)."""
+    def convert(params: Any) -> dict[str, Any]:
+        return profile.sanitize_tool_schema(normalize_schema(params))  # type: ignore[no-any-return]
+
+    return convert if cache is None else cache.converter(("anthropic_messages.input_schema", profile), convert)
+
+
 def encode_tools(
-    tools: list[dict[str, Any]], profile: Any, *, eager: bool, request: Any = None
+    tools: list[dict[str, Any]], profile: Any, *, eager: bool, request: Any = None,
+    cache: EncodeCache | None = None,
 ) -> list[dict[str, Any]]:
     """OpenAI-shaped tool specs -> Anthropic tools. Non-function entries (server tools such
     as ``{"type": "web_search_20250305", "name": "web_search"}``, kept by decode_request)
     go out verbatim. Duplicate names: first wins (Anthropic 400 "Tool names must be
-    unique"), with a warning."""
+    unique"), with a warning. ``cache``: see :func:`input_schema_converter`."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
+    input_schema = input_schema_converter(profile, cache)
     for i, spec in enumerate(tools):
         if not isinstance(spec, dict):
             raise MessageError(f"tools[{i}] is not an object")
@@ -132,7 +146,7 @@ def encode_tools(
             log.warning("tools[%d]: duplicate tool name %r dropped (first definition wins)", i, name)
             continue
         seen.add(name)
-        schema = profile.sanitize_tool_schema(normalize_schema(fn.get("parameters")))
+        schema = input_schema(fn.get("parameters"))
         tool: dict[str, Any] = {"name": name}
         if "description" in fn:
             tool["description"] = fn["description"]

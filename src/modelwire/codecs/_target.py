@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._slotinit import slot_init
 from ..errors import UnsupportedContentError
 from ..providers.profile import ProviderProfile
+
+if TYPE_CHECKING:
+    from .cache import EncodeCache
 
 __all__ = ["EncodedRequest", "Target", "allowed_only", "auth_headers", "native_tool", "protocol_name",
            "unique_tools"]
@@ -19,7 +22,9 @@ class Target:
     """One upstream: the provider profile, the model id sent upstream, and a credential.
 
     ``api_key`` is the secret to send (``None``: no auth header). ``base_url``
-    overrides the profile's. ``headers`` are extra headers sent as they are.
+    overrides the profile's. ``headers`` are extra headers sent as they are. ``cache``:
+    the caller's :class:`~modelwire.codecs.cache.EncodeCache`, where an encoder keeps
+    what repeats across turns (converted tool schemas); the output is the same without.
     """
 
     profile: ProviderProfile
@@ -27,6 +32,7 @@ class Target:
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    cache: EncodeCache | None = field(default=None, repr=False, compare=False)
 
     def auth_headers(self) -> dict[str, str]:
         return auth_headers(self.profile, self.api_key)

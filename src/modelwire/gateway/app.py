@@ -65,6 +65,11 @@ class Gateway:
 
         # a request is not held for a long Retry-After: its client's SDK retries itself
         self.retry = RetryPolicy(give_up_over=float(getattr(gw, "max_retry_wait", 30)))
+        from ..codecs.cache import EncodeCache
+
+        # one for all the gateway's clients: an agent's tools are converted once, whichever
+        # model or client key serves its turns
+        self.encode_cache = EncodeCache()
         seal_env = self.seal_env = getattr(gw, "seal_secret_env", None) or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()
@@ -143,8 +148,14 @@ class Gateway:
         client = self._clients.get(slot)
         if client is None:
             from ..client import AsyncClient
+            from ..transport import AsyncHTTPTransport
 
-            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry)
+            # as many upstream connections per origin as the gateway takes client
+            # connections: with the transport's default (100), the 101st concurrent stream
+            # toward one provider waited, its client connection open, for one to finish
+            transport = AsyncHTTPTransport(limit_per_host=self.limits.max_connections)
+            client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry,
+                                 encode_cache=self.encode_cache, transport=transport)
             self._clients.put(slot, client)
         return client
 

@@ -49,7 +49,7 @@ async def upstream_count(client: Any, req: dict[str, Any]) -> int | None:
         # (max_tokens, sampling) are cut from the encoded body below
         request: dict[str, Any] = {"model": ep.model_id, "messages": prepare_conversation(req["messages"]),
                                    **_request_options(req)}
-        target = Target(ep.profile, ep.model_id, held.secret, ep.base_url, ep.headers)
+        target = Target(ep.profile, ep.model_id, held.secret, ep.base_url, ep.headers, settings.encode_cache)
         encoded = ep.codec.encode_request(request, target)
         body = {k: v for k, v in orjson.loads(encoded.body).items() if k in _COUNT_FIELDS}
         counting = EncodedRequest("POST", encoded.path.rstrip("/") + "/count_tokens",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from .errors import GatewayError
 
 __all__ = ["check_depth", "depth_exceeds"]
@@ -17,9 +19,10 @@ __all__ = ["check_depth", "depth_exceeds"]
 _SCHEMA_KEYS = ("parameters", "input_schema")  # Chat/Responses tools, Anthropic tools
 
 
-def depth_exceeds(value: Any, limit: int) -> bool:
+def depth_exceeds(value: Any, limit: int, skip: frozenset[int] = frozenset()) -> bool:
     """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (the value
-    itself is level 1); walks iteratively and stops at the first level past it."""
+    itself is level 1); walks iteratively and stops at the first level past it. Containers
+    whose ``id`` is in ``skip`` are not entered (their depth is known already)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -28,13 +31,24 @@ def depth_exceeds(value: Any, limit: int) -> bool:
             return True
         children = item.values() if isinstance(item, dict) else item
         for child in children:
-            if isinstance(child, (dict, list)):
+            if isinstance(child, (dict, list)) and id(child) not in skip:
                 push((child, level + 1))
     return False
 
 
 def _brackets(body: bytes) -> int:
     return body.count(b"{") + body.count(b"[")
+
+
+def _schema_brackets(schema: Any) -> int:
+    try:
+        return _brackets(orjson.dumps(schema))
+    except orjson.JSONEncodeError:  # orjson writes ~254 levels at most: deeper than any limit
+        return 1 << 30
+
+
+_COUNTED = 16 * 1024
+_SCHEMA_LEVEL = 5  # a schema's own level in the body: body, tools, tool, function, schema
 
 
 def _schemas(data: dict[str, Any]) -> list[Any]:
@@ -55,13 +69,26 @@ def _schemas(data: dict[str, Any]) -> list[Any]:
 
 def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: int) -> None:
     """Raise a 400 when the body nests more than ``max_body`` levels, or a tool's schema
-    more than ``max_schema`` (``gateway.max_json_depth``, ``gateway.max_schema_depth``)."""
-    brackets = _brackets(body)
-    if brackets > max_body and depth_exceeds(data, max_body):
+    more than ``max_schema`` (``gateway.max_json_depth``, ``gateway.max_schema_depth``).
+
+    An agent's request holds thousands of brackets, most of them in its tools' schemas,
+    every turn. A schema with no more brackets than ``max_schema`` (its JSON, counted in C)
+    cannot nest deeper, so only a schema with more is walked; and once every schema is
+    known to be within its limit, the body's walk need not enter them again."""
+    # a bound on the brackets: counted in a small body; a large one's length (counting
+    # 250 KB costs about as much as walking its schemas, and it holds thousands anyway)
+    brackets = _brackets(body) if len(body) <= _COUNTED else len(body)
+    if brackets <= min(max_body, max_schema):
+        return
+    schemas = _schemas(data)
+    for schema in schemas:
+        if _schema_brackets(schema) > max_schema and depth_exceeds(schema, max_schema):
+            raise GatewayError(400, f"a tool's schema nests deeper than {max_schema} levels, the "
+                                    "gateway's limit (gateway.max_schema_depth)", "too_deep")
+    if brackets <= max_body:
+        return
+    # the schemas are within max_schema levels of their own, at level 5 of the body
+    skip = frozenset(map(id, schemas)) if max_schema + _SCHEMA_LEVEL - 1 <= max_body else frozenset()
+    if depth_exceeds(data, max_body, skip):
         raise GatewayError(400, f"request body nests deeper than {max_body} levels, the gateway's "
                                 "limit (gateway.max_json_depth)", "too_deep")
-    if brackets > max_schema:
-        for schema in _schemas(data):
-            if depth_exceeds(schema, max_schema):
-                raise GatewayError(400, f"a tool's schema nests deeper than {max_schema} levels, the "
-                                        "gateway's limit (gateway.max_schema_depth)", "too_deep")

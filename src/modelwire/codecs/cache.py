@@ -1,0 +1,122 @@
+"""What an encoder derives from a request and would derive again, turn after turn.
+
+An agent sends the same tools every turn; converting their JSON schemas for the target
+(Anthropic's rewrite, a provider's sanitizer) is the largest part of encoding its
+request. An :class:`EncodeCache` keeps each conversion by content. Its owner (the
+gateway, a ``Client``) puts it on the :class:`~modelwire.codecs.Target`; codecs hold no
+state of their own.
+
+* The key is the content's JSON bytes (``orjson.dumps``, keys in their order), with
+  what else the conversion depends on (the protocol, the provider profile). The
+  conversion runs on those bytes parsed back, never on the caller's object, so a
+  result is a function of its key alone: whether the cache was warm cannot change it.
+  Content orjson would serialize through a fallback (dataclasses, subclasses, dates)
+  is not cached: the conversion runs on it as it is.
+* A result is handed out as an ``orjson.Fragment``: its JSON bytes, which nothing can
+  change, placed verbatim when the body is serialized (no copy per request).
+* Bounded: at most ``max_entries`` results and ``max_bytes`` of keys and results; the
+  least recently used go first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import orjson
+
+__all__ = ["EncodeCache"]
+
+# serialize only what round-trips through JSON unchanged; anything else raises, uncached
+_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+_MAX_KINDS = 256  # distinct (protocol, profile) pairs remembered
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(type(value).__name__)
+
+
+class EncodeCache:
+    """Converted request pieces by content, bounded, least recently used evicted.
+
+    One per gateway or ``Client``; safe to share between threads.
+    """
+
+    def __init__(self, max_entries: int = 1024, max_bytes: int = 16 * 1024 * 1024) -> None:
+        if max_entries < 1 or max_bytes < 1:
+            raise ValueError("max_entries and max_bytes must be at least 1")
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[int, bytes], tuple[orjson.Fragment, int]] = OrderedDict()
+        self._kinds: dict[Hashable, int] = {}
+        self._next_tag = 0
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes held: every key's and every result's JSON."""
+        return self._bytes
+
+    def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``convert``, remembered: the function returned gives ``convert(content)`` as an
+        ``orjson.Fragment``, converted once per distinct content. ``kind`` names
+        everything else the result depends on (hashed here once, not per content).
+        Content that is not plain JSON data is converted every time, as it is."""
+        with self._lock:
+            tag = self._kinds.get(kind)
+            if tag is None:
+                if len(self._kinds) >= _MAX_KINDS:
+                    self._kinds.clear()  # tags are never reused: old entries just age out
+                tag = self._kinds[kind] = self._next_tag
+                self._next_tag += 1
+
+        entries = self._entries
+
+        def cached(content: Any) -> Any:
+            try:
+                raw = orjson.dumps(content, default=_refuse, option=_STRICT)
+            except TypeError:
+                return convert(content)
+            key = (tag, raw)
+            found = entries.get(key)  # one C call each: atomic under the GIL, no lock needed
+            if found is not None:
+                try:
+                    entries.move_to_end(key)
+                except KeyError:  # evicted by another thread meanwhile
+                    pass
+                self.hits += 1
+                return found[0]
+            result = orjson.dumps(convert(orjson.loads(raw)))
+            fragment = orjson.Fragment(result)
+            self._store(key, fragment, len(raw) + len(result))
+            return fragment
+        return cached
+
+    def _store(self, key: tuple[int, bytes], fragment: orjson.Fragment, size: int) -> None:
+        with self._lock:
+            self.misses += 1
+            if size > self.max_bytes:
+                return
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._bytes -= old[1]
+            self._entries[key] = (fragment, size)
+            self._bytes += size
+            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._bytes -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0

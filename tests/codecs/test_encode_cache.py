@@ -1,0 +1,237 @@
+"""The encode cache: tool schemas converted once per content, never a different output."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Any
+
+import orjson
+import pytest
+
+from modelwire import Client
+from modelwire.accumulate import Accumulator
+from modelwire.codecs import Target, anthropic_messages, codec_for
+from modelwire.codecs.cache import EncodeCache
+from modelwire.errors import MessageError
+from modelwire.events import TextDelta
+from modelwire.providers import get_profile
+from modelwire.providers.profile import ProviderProfile
+from modelwire.transport import Response
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
+KEY = "sk-" + "ant-test"
+MODEL = "claude-sonnet-4-5"
+
+
+def tool(name: str, parameters: Any) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": f"{name} things", "parameters": parameters}}
+
+
+OPTIONAL_PATH = {"type": "object", "properties": {
+    "path": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": "where"}}}
+
+
+def encoded_tools(request: dict[str, Any], cache: EncodeCache | None,
+                  profile: ProviderProfile | None = None) -> list[dict[str, Any]]:
+    target = Target(profile or get_profile("anthropic"), MODEL, api_key=KEY, cache=cache)
+    return orjson.loads(anthropic_messages.encode_request(request, target).body)["tools"]  # type: ignore[no-any-return]
+
+
+def request_with(*tools: dict[str, Any]) -> dict[str, Any]:
+    return {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "tools": list(tools)}
+
+
+def test_a_tool_schema_is_converted_once_and_reused_on_later_turns():
+    cache = EncodeCache()
+    request = request_with(tool("read", OPTIONAL_PATH))
+    first = encoded_tools(request, cache)
+    second = encoded_tools(request, cache)
+    assert first == second == encoded_tools(request, None)
+    assert first[0]["input_schema"]["properties"]["path"] == {"type": "string", "description": "where"}
+    assert (cache.misses, cache.hits, len(cache)) == (1, 1, 1)
+
+
+def test_a_changed_tool_is_converted_again():
+    cache = EncodeCache()
+    encoded_tools(request_with(tool("read", OPTIONAL_PATH)), cache)
+    changed = json.loads(json.dumps(OPTIONAL_PATH))
+    changed["properties"]["path"]["description"] = "which file"
+    changed["properties"]["limit"] = {"type": "integer"}
+    out = encoded_tools(request_with(tool("read", changed)), cache)
+    assert out[0]["input_schema"]["properties"] == {
+        "path": {"type": "string", "description": "which file"}, "limit": {"type": "integer"}}
+    assert cache.misses == 2
+
+
+def test_the_same_keys_in_another_order_are_another_entry_keeping_that_order():
+    cache = EncodeCache()
+    a = {"type": "object", "properties": {"x": {"type": "string"}, "y": {"type": "integer"}}}
+    b = {"type": "object", "properties": {"y": {"type": "integer"}, "x": {"type": "string"}}}
+    encoded_tools(request_with(tool("t", a)), cache)
+    out = encoded_tools(request_with(tool("t", b)), cache)
+    assert list(out[0]["input_schema"]["properties"]) == ["y", "x"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _NoFormats(ProviderProfile):
+    """A provider whose validator rejects ``format`` (as Gemini's and xAI's do)."""
+
+    def sanitize_tool_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        props = {k: {kk: vv for kk, vv in v.items() if kk != "format"} for k, v in schema["properties"].items()}
+        return {**schema, "properties": props}
+
+
+def test_one_schema_is_converted_for_each_profile_that_sanitizes_it_differently():
+    cache = EncodeCache()
+    schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}}
+    request = request_with(tool("t", schema))
+    plain = encoded_tools(request, cache)
+    strict = encoded_tools(request, cache, _NoFormats("strict-anthropic", api_mode="anthropic_messages"))
+    assert plain[0]["input_schema"]["properties"]["when"] == {"type": "string", "format": "date-time"}
+    assert strict[0]["input_schema"]["properties"]["when"] == {"type": "string"}
+    assert cache.misses == 2
+
+
+def test_changing_the_callers_schema_after_an_encode_never_changes_the_cached_result():
+    cache = EncodeCache()
+    schema = json.loads(json.dumps(OPTIONAL_PATH))
+    request = request_with(tool("read", schema))
+    before = encoded_tools(request, cache)
+    schema["properties"]["path"]["description"] = "changed in place"
+    after = encoded_tools(request, cache)  # the caller's dict changed: new content, new entry
+    assert after[0]["input_schema"]["properties"]["path"]["description"] == "changed in place"
+    assert encoded_tools(request_with(tool("read", OPTIONAL_PATH)), cache) == before
+
+
+def test_a_cached_result_is_immutable_bytes():
+    cache = EncodeCache()
+    convert = cache.converter("kind", lambda c: {"seen": c})
+    first = convert({"a": [1]})
+    assert isinstance(first, orjson.Fragment)
+    with pytest.raises((AttributeError, TypeError)):
+        first.contents = b"{}"  # type: ignore[attr-defined]
+    assert orjson.dumps({"x": convert({"a": [1]})}) == b'{"x":{"seen":{"a":[1]}}}'
+
+
+def test_content_that_is_not_plain_json_is_converted_every_time_uncached():
+    @dataclasses.dataclass
+    class Spec:
+        x: int
+
+    calls: list[Any] = []
+    cache = EncodeCache()
+    convert = cache.converter("kind", lambda c: calls.append(c) or {"ok": True})
+    spec = Spec(1)
+    assert convert(spec) == {"ok": True}
+    assert convert(spec) == {"ok": True}
+    assert calls == [spec, spec]  # the caller's own object, not a JSON copy of it
+    assert len(cache) == 0
+
+
+def test_the_cache_keeps_at_most_max_entries_dropping_the_least_recently_used():
+    cache = EncodeCache(max_entries=3)
+    convert = cache.converter("kind", lambda c: {"v": c})
+    for i in range(3):
+        convert(i)
+    convert(0)  # used again: now the most recent
+    convert(3)
+    assert len(cache) == 3
+    misses = cache.misses
+    convert(0)
+    assert cache.misses == misses  # kept
+    convert(1)
+    assert cache.misses == misses + 1  # the least recent, dropped
+
+
+def test_the_cache_keeps_at_most_max_bytes():
+    cache = EncodeCache(max_bytes=1000)
+    convert = cache.converter("kind", lambda c: c)
+    for i in range(50):
+        convert({"i": i, "pad": "x" * 100})
+        assert cache.size_bytes <= 1000
+    assert 0 < len(cache) < 50
+    convert({"big": "x" * 2000})  # larger than the whole budget: converted, not kept
+    assert cache.size_bytes <= 1000
+
+
+@pytest.mark.parametrize("cache", [None, EncodeCache()], ids=["uncached", "cached"])
+def test_a_schema_whose_properties_are_not_an_object_is_refused_as_a_message_error(cache):
+    request = request_with(tool("t", {"anyOf": [{"type": "object"}], "properties": "path"}))
+    with pytest.raises(MessageError, match="malformed request for Anthropic"):
+        encoded_tools(request, cache)
+    assert cache is None or len(cache) == 0
+
+
+def test_bounds_below_one_are_refused():
+    with pytest.raises(ValueError, match="at least 1"):
+        EncodeCache(max_entries=0)
+
+
+def _claude_code_request(name: str) -> dict[str, Any]:
+    body = json.loads((FIXTURES / name).read_text())
+    return anthropic_messages.decode_request(body.get("body", body))  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", ["tools_t0.json", "tools_t2.json"])
+def test_claude_codes_request_encodes_to_the_same_bytes_cold_warm_and_without_a_cache(name):
+    request = _claude_code_request(name)
+    cache = EncodeCache()
+    profile = get_profile("anthropic")
+    bodies = []
+    for c in (None, cache, cache):
+        hits = cache.hits
+        bodies.append(anthropic_messages.encode_request(request, Target(profile, MODEL, api_key=KEY, cache=c)).body)
+    assert bodies[0] == bodies[1] == bodies[2]
+    assert cache.hits - hits == len(request["tools"])  # the warm encode converted none
+
+
+class _Recorder:
+    """A sync transport answering every request with "ok", keeping each body sent."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    def send(self, request: Any, base_url: str, timeouts: Any) -> Response:
+        self.bodies.append(request.body)
+        acc = Accumulator(model="m", id="x")
+        acc.feed(TextDelta("ok"))
+        body = orjson.dumps(codec_for("anthropic_messages").encode_response(acc.result()))
+        return Response(200, {"content-type": "application/json"}, body)
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_client_converts_its_tools_once_across_turns_in_the_cache_it_was_given():
+    cache = EncodeCache()
+    recorder = _Recorder()
+    tools = [tool("read", OPTIONAL_PATH), tool("run", {"type": "object", "properties": {"cmd": {"type": "string"}}})]
+    with Client(f"anthropic/{MODEL}", api_key=KEY, transport=recorder, encode_cache=cache) as client:
+        assert client.encode_cache is cache
+        client.complete([{"role": "user", "content": "one"}], tools=tools)
+        client.complete([{"role": "user", "content": "two"}], tools=tools)
+    assert (cache.misses, cache.hits) == (2, 2)
+    sent = [orjson.loads(b)["tools"] for b in recorder.bodies[-2:]]
+    assert sent[0] == sent[1]
+
+
+def test_every_client_has_a_cache_of_its_own_by_default():
+    with Client(f"anthropic/{MODEL}", api_key=KEY, transport=_Recorder()) as a, \
+            Client(f"anthropic/{MODEL}", api_key=KEY, transport=_Recorder()) as b:
+        assert isinstance(a.encode_cache, EncodeCache)
+        assert a.encode_cache is not b.encode_cache
+
+
+def test_the_gateways_clients_share_the_gateways_cache(tmp_path, monkeypatch):
+    from modelwire.config import load_config
+    from modelwire.gateway.app import Gateway
+
+    monkeypatch.setenv("MW_TEST_KEY", KEY)
+    path = tmp_path / "modelwire.yaml"
+    path.write_text("models:\n"
+                    f"  a: {{provider: anthropic, model: {MODEL}, api_key_env: MW_TEST_KEY}}\n"
+                    "  b: {provider: anthropic, model: claude-opus-4-1, api_key_env: MW_TEST_KEY}\n")
+    gateway = Gateway(load_config(str(path)), environ={})
+    assert gateway.client("a").encode_cache is gateway.client("b").encode_cache is gateway.encode_cache
