@@ -42,10 +42,10 @@ from modelwire.config import load_config
 from modelwire.gateway.app import Gateway
 
 gateway = Gateway(load_config(sys.argv[1]), environ={})
-gateway.client("a")  # built, not warmed: the async HTTP stack is not loaded yet
-print("modelwire.transport.h1" in sys.modules)
+gateway.client("a")  # built, not warmed: the idna codec a host lookup needs is not loaded yet
+print("encodings.idna" in sys.modules)
 gateway.warm_up()
-print("modelwire.transport.h1" in sys.modules)
+print("encodings.idna" in sys.modules)
 """
 
 
