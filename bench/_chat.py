@@ -14,8 +14,12 @@ import time
 import orjson
 
 from modelwire.accumulate import Accumulator
-from modelwire.codecs._sse import SSEDecoder
 from modelwire.codecs.chat_completions import StreamDecoder
+
+try:
+    from modelwire.codecs.sse import SSEDecoder
+except ImportError:  # codecs.py --other-src: a checkout from before the codecs' subpackages
+    from modelwire.codecs._sse import SSEDecoder  # type: ignore[no-redef]
 
 
 def build_stream(n: int = 2000) -> bytes:

@@ -1,7 +1,9 @@
 """modelwire's codecs side by side with LiteLLM and the official SDKs, in one process.
 
 Run: ``.venv/bin/python bench/codecs.py [--quick]`` (``make bench``). Not a test: it
-prints tables and the goals of issue 2 with PASS/MISS.
+prints tables and the goals of issue 2 with PASS/MISS. ``--other-src DIR`` measures (a)
+and (b) of this checkout and of the one in DIR side by side, each in its own process,
+alternating rounds, and prints this/other per figure.
 
 (a) encode an OpenAI-shaped conversation (50 and 200 messages, tool calls and tool
     results) into an Anthropic Messages request body, JSON bytes included;
@@ -41,7 +43,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import orjson
 from _util import best_seconds, goal_line, machine, median, table
 
-from modelwire.codecs._sse import SSEDecoder
+try:
+    from modelwire.codecs.sse import SSEDecoder
+except ImportError:  # --other-src: a checkout from before the codecs' subpackages
+    from modelwire.codecs._sse import SSEDecoder  # type: ignore[no-redef]
 
 PIECE = 4096  # bytes per network read fed to the decoders
 MODEL = "claude-sonnet-4-5"
@@ -178,7 +183,7 @@ def _framed(data: bytes, per_event: Callable[[dict[str, Any]], Any]) -> None:
 
 # ------------------------------------------------------------ (a) encoding
 def bench_encode(quick: bool) -> tuple[list[list[Any]], dict[int, dict[str, float]]]:
-    from modelwire.codecs._target import Target
+    from modelwire.codecs import Target
     from modelwire.codecs.anthropic_messages import encode_request
     from modelwire.messages import prepare_conversation
     from modelwire.providers.catalog import CATALOG
@@ -422,7 +427,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats (noisier)")
     ap.add_argument("--only", default="abc", help="parts to run, e.g. 'b' or 'ac' (default: abc)")
+    ap.add_argument("--other-src", metavar="DIR",
+                    help="compare (a) and (b) with the modelwire checkout in DIR (its src/), side by side")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds with --other-src (default: 3)")
+    ap.add_argument("--json", metavar="FILE", help=argparse.SUPPRESS)  # a --other-src child's figures
     args = ap.parse_args(argv)
+    if args.other_src:
+        return compare(Path(args.other_src), args.quick, args.rounds, "".join(p for p in "ab" if p in args.only))
+    if args.json:
+        figures = {"a": {str(n): r for n, r in bench_encode(args.quick)[1].items()} if "a" in args.only else {},
+                   "b": bench_streams(args.quick) if "b" in args.only else {}}
+        Path(args.json).write_text(json.dumps(figures))
+        return 0
     print("Times are CPU time of the measuring process (not wall time: the machine is shared).")
     print(f"modelwire codec benchmark — {machine()}")
     print(_versions() + "\n")
@@ -503,6 +519,41 @@ def goals(enc: dict[int, dict[str, float]], streams: dict[str, dict[str, float]]
         lines.append(goal_line("(c) import modelwire RSS <= 1.5x import httpx", mr <= 1.5 * hr,
                                f"{mr:.1f} MiB vs {hr:.1f} MiB = {mr / hr:.2f}x"))
     return lines
+
+
+def compare(other: Path, quick: bool, rounds: int, parts: str = "ab") -> int:
+    """(a) and (b) for this checkout and ``other``, alternating processes; best of rounds."""
+    import tempfile
+
+    here = Path(__file__).resolve().parent.parent / "src"
+    srcs = {"this": here, "other": other.resolve() / "src"}
+    best: dict[str, dict[str, float]] = {"this": {}, "other": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for side in (("this", "other") if r % 2 == 0 else ("other", "this")):
+                out = Path(tmp) / f"{side}.json"
+                cmd = [sys.executable, __file__, "--only", parts, "--json", str(out)] + (["--quick"] if quick else [])
+                subprocess.run(cmd, check=True, env={**os.environ, "PYTHONPATH": str(srcs[side])},
+                               stdout=subprocess.DEVNULL)
+                for key, value in _figures(json.loads(out.read_text())).items():
+                    best[side][key] = min(value, best[side].get(key, value))
+    print(f"modelwire codecs, this checkout vs {other} — {machine()}; best of {rounds} alternating rounds")
+    rows = [[key, best["this"][key], best["other"][key], best["this"][key] / best["other"][key]]
+            for key in best["this"] if key in best["other"]]
+    print(table(["figure", "this", "other", "this/other"], rows))
+    return 0
+
+
+def _figures(raw: dict[str, Any]) -> dict[str, float]:
+    out = {}
+    for n, r in raw.get("a", {}).items():
+        for name in ("modelwire", "modelwire+prepare"):
+            out[f"(a) {n} msgs {name}, µs"] = r[name] * 1e6
+    for kind, r in raw.get("b", {}).items():
+        out[f"(b) {kind} modelwire, µs/event"] = r["modelwire"]
+        out[f"(b) {kind} over the floor, µs/event"] = r["_over_floor"]
+        out[f"(b) {kind} floor, µs/event"] = r["floor (SSE + orjson)"]
+    return out
 
 
 def _versions() -> str:

@@ -55,6 +55,7 @@ EVENTS = stream_events(20)
 STREAM_WIRE = [(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n"
                 b"connection: keep-alive\r\n\r\n" % sum(map(len, EVENTS))) + EVENTS[0], b"".join(EVENTS[1:])]
 STREAM = False
+METRICS_OFF = ""  # --metrics off: ", metrics: {enabled: false}" in the gateway's config
 # --teams: teams on (SQLite store in the work folder) and every request sent with a virtual
 # key that has a budget, rpm and tpm, so each request is looked up, admitted and settled
 TEAMS = False
@@ -187,7 +188,8 @@ async def _gateway(workdir: Path, model: str) -> tuple[Any, bool, Any]:
     # the base URL is never connected to: the stand-in transport answers
     cfg.write_text("models:\n  emu: {provider: emulator, model: emulator-1, base_url: 'http://127.0.0.1:9/v1'}\n"
                    "  emu-lane: {provider: openai, model: emulator-1, base_url: 'http://127.0.0.1:9/v1', "
-                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\ngateway: {access_log: false}\n"
+                   "api_key_env: MW_BENCH_KEY}\ndefault_model: emu\n"
+                   f"gateway: {{access_log: false{METRICS_OFF}}}\n"
                    + (f"teams: {{enabled: true, store: 'sqlite:///{workdir}/state.db'}}\n"
                       "prices: {'emulator/emulator-1': {input: 1, output: 2}, "
                       "'openai/emulator-1': {input: 1, output: 2}}\n" if TEAMS else ""))
@@ -319,14 +321,16 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, co
         return "no valgrind on PATH"
     out = workdir / f"cg-{model}.out"
     here = Path(__file__).resolve()
-    paths = [str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    # a PYTHONPATH given first (--other-src's tree), else this checkout's src
+    given = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = [*given, str(here.parent.parent / "src"), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
     env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
     sim = ["--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64", f"--LL={COLD_LL},16,64",
            "--toggle-collect=_Py_bytes_rfind", "--collect-atstart=yes"] if cold else []
     argv = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--zero-before=zlib_adler32",
             "--dump-before=zlib_crc32", *sim, python, str(here), "--turns", str(turns), "--_count", model, str(n),
             *(["--stream"] if STREAM else []), *(["--cold"] if cold else []),
-            *(["--teams"] if TEAMS else [])]
+            *(["--metrics", "off"] if METRICS_OFF else []), *(["--teams"] if TEAMS else [])]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800, check=False)
     dumps = list(workdir.glob(f"{out.name}.*"))
     if done.returncode != 0 or len(dumps) != 1:
@@ -395,6 +399,12 @@ def main() -> int:
     ap.add_argument("--cold", action="store_true",
                     help="with --instructions: count the cache lines each request brings in from memory "
                          "when it starts with none of them cached (callgrind's cache simulation)")
+    ap.add_argument("--metrics", choices=("on", "off", "legacy"), default="on",
+                    help="the gateway's Prometheus metrics (default on, as on loopback); a source "
+                         "tree from before metrics takes neither")
+    ap.add_argument("--other-src", metavar="DIR",
+                    help="first run the same measurement with the modelwire of DIR/src (an older "
+                         "checkout), for a side-by-side comparison")
     ap.add_argument("--teams", action="store_true",
                     help="teams on: each request carries a virtual key with a budget, rpm and tpm "
                          "(looked up, admitted, settled, its spend row written in batches)")
@@ -407,9 +417,21 @@ def main() -> int:
         return _side_by_side(Path(args.other_src).resolve() / "src")
     if args.cold and not args.instructions:
         ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
-    global STREAM, TEAMS
+    global STREAM, METRICS_OFF, TEAMS
     STREAM = args.stream
     TEAMS = args.teams
+    if args.metrics == "off":
+        METRICS_OFF = ", metrics: {enabled: false}"
+    if args.other_src:
+        import subprocess
+
+        skip = {"--other-src", args.other_src, "--metrics", args.metrics}
+        argv = [a for a in sys.argv[1:] if a not in skip and not a.startswith(("--other-src=", "--metrics="))]
+        argv += ["--metrics", "legacy"]  # the older tree's config has no gateway.metrics
+        env = {**os.environ, "PYTHONPATH": str(Path(args.other_src).resolve() / "src")}
+        print(f"== modelwire from {args.other_src}:", flush=True)
+        subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
+        print(f"== modelwire from {Path(__file__).resolve().parent.parent} (metrics {args.metrics}):", flush=True)
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
     os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
     os.environ["MODELWIRE_GATEWAY_KEYS"] = ""

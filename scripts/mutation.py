@@ -37,7 +37,7 @@ MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("src/modelwire/resilience/retry_after.py", ("tests/resilience/test_retry_after.py",)),
     ("src/modelwire/resilience/policy.py", ("tests/resilience/test_policy.py",)),
     ("src/modelwire/credentials/cooldown.py", ("tests/credentials/test_credential_cooldown_policy.py",)),
-    ("src/modelwire/codecs/_sse.py", ("tests/test_sse.py",)),
+    ("src/modelwire/codecs/sse.py", ("tests/test_sse.py",)),
     ("src/modelwire/routing.py", ("tests/routing/test_routing.py",)),
     ("src/modelwire/messages/__init__.py", ("tests/test_messages_prepare.py", "tests/test_messages_cache.py")),
     ("src/modelwire/messages/reasoning.py", ("tests/test_messages_reasoning.py",)),

@@ -214,3 +214,26 @@ def test_message_hands_out_every_call_unless_asked_for_complete_ones():
 def test_a_fresh_accumulator_names_nothing():
     done = Accumulator().result()
     assert (done.model, done.provider, done.id) == ("", "", "")
+
+
+def test_a_reasoning_block_is_kept_with_its_issuer():
+    block = {"type": "thinking", "thinking": "t", "signature": "s"}
+    acc = Accumulator()
+    acc.feed(ReasoningBlock("anthropic", block))
+    assert acc.message()["reasoning_details"] == [{"issuer": "anthropic", "block": block}]
+
+
+def test_a_call_whose_start_never_came_has_an_empty_name_and_a_derived_id():
+    acc = Accumulator()
+    acc.feed(ToolCallDelta(0, '{"x": 1}'))
+    acc.feed(Finish("tool_calls"))
+    assert acc.message()["tool_calls"] == [{
+        "id": deterministic_tool_call_id("", '{"x": 1}', 0), "type": "function",
+        "function": {"name": "", "arguments": '{"x": 1}'}}]
+
+
+def test_a_cut_stream_with_only_an_unfinished_call_gives_empty_text():
+    acc = Accumulator()
+    acc.feed(ToolCallStart(0, "c1", "f"))
+    acc.feed(ToolCallDelta(0, '{"x": '))
+    assert acc.result(interrupted=True).message == {"role": "assistant", "content": ""}

@@ -115,3 +115,9 @@ def test_empty_content_carries_the_marker_on_the_envelope_once() -> None:
     out = apply_cache_layout(msgs)
     assert out[0]["cache_control"] == EPHEMERAL and out[0]["content"] == []
     assert out[1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}  # its own kept
+
+
+def test_a_message_of_many_parts_has_only_its_last_part_marked() -> None:
+    parts = [{"type": "text", "text": t} for t in ("a", "b", "c")]
+    out = apply_cache_layout([{"role": "user", "content": parts}])
+    assert out[0]["content"] == [parts[0], parts[1], {**parts[2], "cache_control": EPHEMERAL}]

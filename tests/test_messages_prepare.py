@@ -349,3 +349,30 @@ def test_missing_results_at_the_very_end_are_stubbed_in_order() -> None:
     out = prepare_conversation([USER, asst(call("a"), call("b"))])
     assert [(m["role"], m.get("tool_call_id"), m.get("content")) for m in out[2:]] == [
         ("tool", "a", STUB_RESULT), ("tool", "b", STUB_RESULT)]
+
+
+def test_a_function_role_is_told_to_use_tool() -> None:
+    with pytest.raises(MessageError) as info:
+        prepare_conversation([USER, {"role": "function", "content": "x"}])
+    assert str(info.value) == ("messages[1].role must be one of system, developer, user, assistant, "
+                               "tool, got 'function' (use 'tool')")
+
+
+def test_a_tool_call_that_is_not_an_object_is_a_message_error() -> None:
+    with pytest.raises(MessageError) as info:
+        prepare_conversation([USER, asst("get_weather")])
+    assert str(info.value) == "messages[1].tool_calls[0].function must be a dict"
+
+
+def test_a_repaired_call_keeps_its_own_type() -> None:
+    odd = {"type": "custom_kind", "function": {"name": "f", "arguments": "{}"}}  # no id
+    out = prepare_conversation([USER, asst(odd)])
+    assert out[1]["tool_calls"][0]["type"] == "custom_kind"
+
+
+def test_calls_left_unanswered_before_the_next_assistant_turn_get_stubs() -> None:
+    out = prepare_conversation([USER, asst(call("a")), asst(content="let me try again")])
+    assert roles(out) == ["user", "assistant", "tool:a", "assistant"]
+    assert out[2] == {"role": "tool", "tool_call_id": "a", "content": STUB_RESULT}
+    with pytest.raises(MessageError, match=r"^messages\[1\] has tool calls with no tool result: 'a'$"):
+        prepare_conversation([USER, asst(call("a")), asst(content="again")], repair=False)

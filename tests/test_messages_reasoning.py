@@ -280,3 +280,25 @@ def test_visible_parts_make_a_turn_more_than_reasoning() -> None:
     assert not is_reasoning_only({**base, "content": [{"type": "text", "text": 5}]})
     assert not is_reasoning_only({**base, "content": ["odd"]})
     assert not is_reasoning_only({**base, "content": 7})
+
+
+def test_a_content_item_that_is_not_a_part_is_kept_as_it_is() -> None:
+    msg = {"role": "assistant", "content": ["odd", {"type": "text", "text": "hi"}]}
+    assert normalize_reasoning(msg) == msg
+    with_reasoning = {**msg, "reasoning": "thought"}
+    assert normalize_reasoning(with_reasoning) == {**msg, "reasoning_content": "thought"}
+
+
+def test_reasoning_beside_tool_calls_without_content_is_folded() -> None:
+    calls = [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]
+    msg = {"role": "assistant", "content": None, "reasoning": "thought", "tool_calls": calls}
+    assert normalize_reasoning(msg) == {"role": "assistant", "content": None,
+                                        "reasoning_content": "thought", "tool_calls": calls}
+
+
+def test_a_stray_closing_tag_leaves_the_content_without_it() -> None:
+    # Qwen3 templates open the block in the prompt: the reply carries only "</think>"
+    msg = {"role": "assistant", "content": "reasoned</think>\n\nanswer"}
+    assert normalize_reasoning(msg) == {"role": "assistant", "content": "reasoned\n\nanswer"}
+    blank = {"role": "assistant", "content": "<think> </think>Hi"}
+    assert normalize_reasoning(blank) == {"role": "assistant", "content": "Hi"}

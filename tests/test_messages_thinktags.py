@@ -187,3 +187,40 @@ def test_split_think_tags_without_a_bracket_is_the_splitters_answer(text: str) -
     pieces = splitter.feed(text) + splitter.close()
     expected = ("".join(p for k, p in pieces if k == "reasoning"), "".join(p for k, p in pieces if k == "text"))
     assert split_think_tags(text) == expected == ("", text)
+
+
+def test_a_bracket_inside_a_block_does_not_hide_its_closing_tag() -> None:
+    assert run("<think>is a<b?</think>yes, a<b") == [("reasoning", "is a<b?"), ("text", "yes, a<b")]
+    assert run("<think>a <</think>b") == [("reasoning", "a <"), ("text", "b")]
+
+
+def test_only_a_possible_closing_tag_is_held_back_inside_a_block() -> None:
+    splitter = ThinkTagSplitter()
+    assert splitter.feed("<think>a<b") == [("reasoning", "a<b")]  # '<b' cannot become '</think>'
+    assert splitter.feed(" x<y</th") == [("reasoning", " x<y")]
+    assert splitter.feed("ink>answer") == [("text", "answer")]
+    splitter = ThinkTagSplitter()
+    assert splitter.feed("<think>x<</th") == [("reasoning", "x<")]
+    assert splitter.feed("ink>answer") == [("text", "answer")]
+
+
+def test_a_bracket_before_non_ascii_text_streams_at_once() -> None:
+    splitter = ThinkTagSplitter()
+    assert splitter.feed("a <é") == [("text", "a <é")]
+    # KELVIN SIGN lowercases to "k": "<thinK" must not be held as if it were "<think"
+    assert splitter.feed(" <thin\u212a") == [("text", " <thin\u212a")]
+
+
+def test_a_block_right_after_a_closed_block_starts_at_a_boundary() -> None:
+    # the second block opens on a fresh line, so it is reasoning even though it never closes
+    assert run("<think>a</think>\n<think>b never closed") == [("reasoning", "a\n\nb never closed")]
+    assert run("<think>a  </think>\n<think>b</think>c") == [("reasoning", "a\n\nb"), ("text", "c")]
+
+
+def test_whitespace_inside_a_block_split_over_chunks_is_kept() -> None:
+    assert run("<think>a", " ", "\n", "b</think>") == [("reasoning", "a \nb")]
+
+
+def test_a_mid_line_block_split_over_chunks_is_joined() -> None:
+    assert run("So <think>hid", "den</think> visible") == [
+        ("text", "So "), ("reasoning", "hidden"), ("text", "visible")]

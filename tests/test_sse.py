@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from modelwire.codecs._sse import SSEDecoder, SSEEvent, encode_event
+from modelwire.codecs.sse import SSEDecoder, SSEEvent, encode_event
 from modelwire.errors import ProtocolError
 
 
@@ -146,3 +146,10 @@ def test_any_chunking_gives_the_same_events(events, cuts, newline):
     assert decode_all(pieces) == whole
     expected = [SSEEvent(e, d) for e, d in events]  # an empty data: line still dispatches
     assert whole == expected
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"], ids=["lf", "crlf", "cr"])
+def test_a_data_line_without_a_colon_is_an_empty_data_line(newline):
+    # the spec: a line without a colon is a field name with an empty value
+    raw = newline.join(["data", "", "event: x", "data", "data: y", "", ""])
+    assert decode_all([raw.encode()]) == [SSEEvent("", ""), SSEEvent("x", "\ny")]

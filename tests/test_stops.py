@@ -136,3 +136,36 @@ def test_a_refusal_after_the_stop_is_dropped_with_the_rest():
 
 def test_no_stop_found_is_a_negative_position():
     assert find_stop("abc", ("x",))[0] < 0
+
+
+def test_events_after_the_stop_in_the_same_batch_still_end_the_stream():
+    usage = {"prompt_tokens": 1, "completion_tokens": 5, "total_tokens": 6}
+    inner = _Inner([[TextDelta("ok END more"), ToolCallStart(0, "c1", "f"), UsageEvent(usage),
+                     Finish("tool_calls")]])
+    dec = StopDecoder(inner, ("END",))
+    assert dec.feed(b"") == [TextDelta("ok "), UsageEvent(usage), Finish("stop", "stop_sequence", "END")]
+
+
+class _Echo:
+    """A decoder whose events are the bytes it was fed, as text."""
+
+    def feed(self, data):
+        return [TextDelta(data.decode())]
+
+    def close(self):
+        return []
+
+
+def test_the_decoder_feeds_the_bytes_it_gets_to_the_codecs_decoder():
+    dec = StopDecoder(_Echo(), ("END",))
+    assert dec.feed(b"hello ") + dec.feed(b"there END x") == [TextDelta("hello "), TextDelta("there ")]
+    assert dec.model is None  # a decoder without a model
+
+
+def test_no_sequence_has_matched_before_a_stop_is_found():
+    text = StopText(("END",))
+    assert text.matched == ""
+    text.feed("no stop yet E")
+    assert (text.hit, text.matched, text.held) == (False, "", "E")
+    text.feed("ND")
+    assert (text.hit, text.matched) == (True, "END")

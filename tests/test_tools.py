@@ -309,3 +309,160 @@ def test_duplicates_anywhere_are_dropped_with_a_warning_naming_them(caplog):
 def test_argument_errors_name_what_came():
     assert parse_arguments(5)[1] == "arguments must be a JSON string, got int"
     assert parse_arguments("[1]")[1] == "arguments must be a JSON object, got list"
+
+
+# ------------------------------------------------------------------ what the mutants asked for
+def test_a_parameter_without_an_annotation_takes_any_value():
+    def f(x, y: int) -> None:
+        """Do it."""
+
+    assert tool(f).parameters["properties"] == {"x": {}, "y": {"type": "integer"}}
+
+
+def test_a_function_without_a_docstring_has_no_description():
+    def f(x: int) -> None:
+        pass
+
+    made = tool(f)
+    assert made.description == "" and "description" not in made.spec["function"]
+
+
+def test_a_numpy_section_after_the_parameters_is_not_part_of_the_last_one():
+    def f(city: str) -> None:
+        """Forecast.
+
+        Parameters
+        ----------
+        city : str
+            The city's name.
+
+        Notes
+        -----
+        Uses the national weather service.
+        """
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."
+
+
+def test_a_google_section_after_the_arguments_is_not_part_of_the_last_one():
+    def f(city: str) -> str:
+        """Forecast.
+
+        Args:
+            city: The city's name.
+
+        Returns:
+            The forecast, as text.
+        """
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."
+
+
+def test_google_arguments_flush_with_their_heading_are_described():
+    def f(city: str) -> None:
+        """Forecast.
+
+        Args:
+        city (str): The city's name.
+        """
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."
+
+
+def test_a_tool_passes_keyword_arguments_on():
+    @tool
+    def add(a: int, b: int = 0) -> int:
+        """Add."""
+        return a + 10 * b
+
+    assert add(1, b=2) == 21
+
+
+def test_builtin_tools_without_a_function_are_never_duplicates():
+    web, code = {"type": "web_search"}, {"type": "code_interpreter"}
+    assert dedupe_tools([web, code, web]) == [web, code, web]
+
+
+def test_a_duplicate_is_logged_by_name(caplog):
+    with caplog.at_level(logging.WARNING, logger="modelwire.tools"):
+        dedupe_tools([spec("a"), spec("a")])
+        ToolRegistry([spec("b"), spec("b")])
+    assert [r.getMessage() for r in caplog.records] == [
+        "dropping duplicate tool definition 'a' (the first one wins)",
+        "tool 'b' already registered; keeping the first definition",
+    ]
+
+
+def test_the_registry_keeps_its_own_copy_of_what_it_was_given():
+    given = spec("a", "first")
+    reg = ToolRegistry([given])
+    given["function"]["description"] = "changed by the caller"
+    assert reg.get("a")["function"]["description"] == "first"
+
+
+class _Mixed(enum.Enum):
+    ONE = 1
+    A = "a"
+
+
+class _Plain:
+    pass
+
+
+def test_an_enum_of_mixed_kinds_has_no_type():
+    assert schema_for(_Mixed) == {"enum": [1, "a"]}
+
+
+def test_a_plain_class_says_to_pass_a_schema():
+    with pytest.raises(TypeError, match=r"^cannot derive a JSON Schema for .*_Plain'>; pass schema="):
+        schema_for(_Plain)
+
+
+def test_argument_errors_are_listed_by_path_and_capped_at_five():
+    schema = {"type": "object", "properties": {k: {"type": "integer"} for k in "fedcba"},
+              "required": ["n"]}
+    assert validate_arguments({k: "x" for k in "fedcba"}, schema) == (
+        "invalid arguments: 'n' is a required property; a: 'x' is not of type 'integer'; "
+        "b: 'x' is not of type 'integer'; c: 'x' is not of type 'integer'; "
+        "d: 'x' is not of type 'integer'")
+
+
+def test_an_argument_error_deep_inside_names_the_whole_path():
+    schema = {"type": "object", "properties": {"p": {"type": "object", "properties": {
+        "q": {"type": "array", "items": {"type": "integer"}}}}}}
+    assert validate_arguments({"p": {"q": [1, "x"]}}, schema) == (
+        "invalid arguments: p.q.1: 'x' is not of type 'integer'")
+
+
+def test_get_hands_out_a_copy_too():
+    reg = ToolRegistry([spec("a", "first")])
+    reg.get("a")["function"]["description"] = "changed"
+    assert reg.get("a")["function"]["description"] == "first"
+    assert reg.get("missing") is None
+
+
+def test_a_heading_underlined_on_the_last_line_still_ends_the_parameters():
+    def f(city: str) -> None:
+        """Forecast.
+
+        Parameters
+        ----------
+        city : str
+            The city's name.
+        See Also
+        --------"""
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."
+
+
+def test_a_lowercase_numpy_parameters_heading_is_read():
+    def f(city: str) -> None:
+        """Forecast.
+
+        parameters
+        ----------
+        city : str
+            The city's name.
+        """
+
+    assert tool(f).parameters["properties"]["city"]["description"] == "The city's name."

@@ -40,6 +40,8 @@ _SECTIONS = (
     ("smart_routing", "SmartRoutingConfig"),
     ("credential_pool", "CredentialPoolConfig"),
     ("gateway", "GatewayConfig"),
+    ("gateway.metrics", "MetricsConfig"),
+    ("gateway.tracing", "TracingConfig"),
     ("teams", "TeamsConfig"),
 )
 
@@ -67,6 +69,10 @@ _MEANING = {
     "SmartRoutingConfig.max_simple_chars": "Longest turn (characters) that can count as simple.",
     "SmartRoutingConfig.max_simple_words": "Most words a simple turn may have.",
     "CredentialPoolConfig.strategies": "Provider -> strategy; others use `fill_first`.",
+    "GatewayConfig.metrics": "Prometheus metrics at `/metrics` (section below).",
+    "GatewayConfig.tracing": "OpenTelemetry traces (section below).",
+    "MetricsConfig.enabled": "Serve and record metrics; unset: on when bound to loopback or `keys_env` holds keys.",
+    "TracingConfig.enabled": "Make spans for requests, Client calls and attempts (needs the `otel` extra).",
     "GatewayConfig.aliases": "Model ids clients send -> model names or `provider/model` strings.",
     "GatewayConfig.max_body_bytes": "Largest request body accepted (413 above).",
     "GatewayConfig.access_log": "One line per request on stderr (never keys or bodies).",

@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 from .errors import ConfigError
 from .types import JSONValue
+from .wire.api import API_MODES
 
 __all__ = [
     "API_MODES",
@@ -30,9 +31,11 @@ __all__ = [
     "CredentialPoolConfig",
     "FrozenDict",
     "GatewayConfig",
+    "MetricsConfig",
     "ModelEntry",
     "SmartRoutingConfig",
     "TeamsConfig",
+    "TracingConfig",
     "UnsupportedTools",
     "config_from_dict",
     "default_config_path",
@@ -40,7 +43,6 @@ __all__ = [
 ]
 
 THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
-API_MODES = ("chat_completions", "anthropic_messages", "responses")
 AUTH_STYLES = ("bearer", "x-api-key", "api-key", "none")
 STRATEGIES = ("fill_first", "round_robin", "random", "least_used")
 MIB = 1024 * 1024
@@ -107,6 +109,30 @@ class CredentialPoolConfig:
         return self.strategies.get(provider, "fill_first")
 
 
+@dataclass(frozen=True, slots=True)
+class MetricsConfig:
+    """``gateway.metrics:``: Prometheus metrics at ``/metrics`` (docs/guides/observability.md)."""
+
+    # None: on when the gateway is bound to loopback or keys_env holds keys; off otherwise
+    enabled: bool | None = None
+    # comma-separated keys a scraper presents (Bearer); unset or empty: the gateway's own keys
+    keys_env: str = "MODELWIRE_METRICS_KEYS"
+
+
+@dataclass(frozen=True, slots=True)
+class TracingConfig:
+    """``gateway.tracing:``: OpenTelemetry spans per request, Client call and attempt."""
+
+    enabled: bool = False
+    # OTLP/HTTP traces URL (http://collector:4318/v1/traces); unset: the process's global
+    # tracer provider (what opentelemetry-instrument or the embedding program set up)
+    otlp_endpoint: str | None = None
+    service_name: str = "modelwire"
+    # model names whose upstreams get the W3C traceparent header (never a third party's)
+    internal_models: tuple[str, ...] = ()
+    content: bool = False  # record the messages and answers on the spans
+
+
 # what the gateway does with a hosted tool (web_search...) the upstream cannot run
 UnsupportedTools: TypeAlias = Literal["drop", "refuse", "map"]
 _UNSUPPORTED_TOOLS: tuple[UnsupportedTools, ...] = ("drop", "refuse", "map")
@@ -148,6 +174,8 @@ class GatewayConfig:
     ssl_certfile: str | None = None
     # the certificate's PEM private key (unset: inside ssl_certfile; --ssl-keyfile wins)
     ssl_keyfile: str | None = None
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    tracing: TracingConfig = field(default_factory=TracingConfig)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +278,10 @@ _GATEWAY = ("keys_env", "admin_keys_env", "aliases", "allow_provider_models", "c
             "max_body_bytes", "access_log", "seal_secret_env", "max_retry_wait",
             "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
             "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
-            "max_schema_depth", "unsupported_tools", "ssl_certfile", "ssl_keyfile")
+            "max_schema_depth", "unsupported_tools", "ssl_certfile", "ssl_keyfile", "metrics",
+            "tracing")
+_METRICS = ("enabled", "keys_env")
+_TRACING = ("enabled", "otlp_endpoint", "service_name", "internal_models", "content")
 
 
 class _Validator:
@@ -577,8 +608,51 @@ class _Validator:
                 or defaults.unsupported_tools),
             ssl_certfile=self.path(spec.get("ssl_certfile"), "gateway.ssl_certfile"),
             ssl_keyfile=self.path(spec.get("ssl_keyfile"), "gateway.ssl_keyfile"),
+            metrics=self.metrics(spec.get("metrics")),
+            tracing=self.tracing(spec.get("tracing"), models),
             **self.gateway_limits(spec, defaults),
         )
+
+    def metrics(self, value: Any) -> MetricsConfig:
+        spec = self.mapping(value, "gateway.metrics", _METRICS)
+        enabled = spec.get("enabled")
+        if enabled is not None and not isinstance(enabled, bool):
+            raise self.fail("gateway.metrics.enabled", f"expected true or false, got {_kind(enabled)}")
+        return MetricsConfig(
+            enabled=enabled,
+            keys_env=self.env_name(spec.get("keys_env"), "gateway.metrics.keys_env",
+                                   "MODELWIRE_METRICS_KEYS"))
+
+    def tracing(self, value: Any, models: dict[str, ModelEntry]) -> TracingConfig:
+        spec = self.mapping(value, "gateway.tracing", _TRACING)
+        endpoint = self.string(spec.get("otlp_endpoint"), "gateway.tracing.otlp_endpoint", optional=True)
+        if endpoint is not None and not endpoint.startswith(("http://", "https://")):
+            raise self.fail("gateway.tracing.otlp_endpoint",
+                            f"expected an http:// or https:// URL, got {endpoint!r}")
+        internal = self.name_list(spec.get("internal_models"), "gateway.tracing.internal_models")
+        for i, name in enumerate(internal):
+            self.model_ref(name, f"gateway.tracing.internal_models[{i}]", models)
+        return TracingConfig(
+            enabled=self.boolean(spec.get("enabled"), "gateway.tracing.enabled", False),
+            otlp_endpoint=endpoint,
+            service_name=self.string(spec.get("service_name"), "gateway.tracing.service_name",
+                                     optional=True) or "modelwire",
+            internal_models=internal,
+            content=self.boolean(spec.get("content"), "gateway.tracing.content", False),
+        )
+
+    def name_list(self, value: object, key: str) -> tuple[str, ...]:
+        """A list of names (or one name)."""
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, list):
+            items = cast("list[object]", value)
+            names = [i for i in items if isinstance(i, str) and i]
+            if len(names) == len(items):
+                return tuple(names)
+        raise self.fail(key, f"expected a list of model names, got {_kind(cast(object, value))}")
 
     def teams(self, value: Any) -> TeamsConfig:
         spec = self.mapping(value, "teams", _TEAMS)

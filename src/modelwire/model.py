@@ -18,14 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
+
+from .wire.api import ApiMode
 
 if TYPE_CHECKING:
     from .transport import Timeouts
 
 __all__ = ["Model", "ModelLike", "as_model"]
 
-ApiModeName: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class Model:
 
     name: str
     base_url: str | None = None
-    api_mode: ApiModeName | None = None
+    api_mode: ApiMode | None = None
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str | None = None
     headers: tuple[tuple[str, str], ...] = ()

@@ -189,7 +189,7 @@ def turn_facts(messages: Sequence[Any]) -> tuple[str, bool, bool]:
     for message in reversed(messages):
         if _role(message) != "user":
             continue
-        content = message.get("content") if isinstance(message, dict) else None
+        content = message.get("content")  # a dict: _role gave "user"
         if isinstance(content, str):
             return content, has_tool_results, False
         texts, images = [], False

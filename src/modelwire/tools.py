@@ -9,7 +9,8 @@ A tool spec is the Chat Completions shape
   list: a caller that mutates what it got cannot corrupt the next request
   (Hermes issue #17335: a shallow-copied cached list leaked mutations).
 * :func:`dedupe_tools`: in one request the first definition of a name wins,
-  later ones are dropped with a warning (several providers reject duplicates).
+  later ones are dropped with a warning (several providers reject duplicates);
+  a built-in tool without a function (``{"type": "web_search"}``) is always kept.
 * :func:`parse_arguments`: malformed JSON is kept raw and reported, never raised.
 * :func:`tool`: a decorator deriving the schema from type hints and the docstring.
 """
@@ -80,7 +81,10 @@ def dedupe_tools(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
     seen: set[str] = set()
     out: list[ToolSpec] = []
     for spec in specs:
-        name = spec.get("function", {}).get("name", "")
+        name = spec.get("function", {}).get("name")
+        if name is None:  # a built-in tool such as web_search: no name to clash
+            out.append(spec)
+            continue
         if name in seen:
             log.warning("dropping duplicate tool definition %r (the first one wins)", name)
             continue
@@ -115,8 +119,7 @@ class ToolRegistry:
         return list(self._specs)
 
     def get(self, name: str) -> ToolSpec | None:
-        spec = self._specs.get(name)
-        return copy.deepcopy(spec) if spec is not None else None
+        return copy.deepcopy(self._specs.get(name))  # None stays None
 
     def specs(self) -> list[ToolSpec]:
         return copy.deepcopy(list(self._specs.values()))
@@ -168,18 +171,12 @@ def schema_for(annotation: Any) -> dict[str, Any]:
         return {}
     if annotation is type(None):
         return {"type": "null"}
-    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
-    if annotation in simple:
-        return {"type": simple[annotation]}
+    if annotation in _SIMPLE:
+        return {"type": _SIMPLE[annotation]}
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is Literal:
-        values = list(args)
-        kinds = {type(v) for v in values}
-        schema: dict[str, Any] = {"enum": values}
-        if len(kinds) == 1 and next(iter(kinds)) in simple:
-            schema["type"] = simple[next(iter(kinds))]
-        return schema
+        return _enum_schema(list(args))
     if origin in (typing.Union, _pytypes.UnionType):
         members = [a for a in args if a is not type(None)]
         inner = schema_for(members[0]) if len(members) == 1 else {"anyOf": [schema_for(a) for a in members]}
@@ -198,25 +195,32 @@ def schema_for(annotation: Any) -> dict[str, Any]:
             out["additionalProperties"] = schema_for(args[1])
         return out
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        values = [m.value for m in annotation]
-        schema = {"enum": values}
-        kinds = {type(v) for v in values}
-        if len(kinds) == 1 and next(iter(kinds)) in simple:
-            schema["type"] = simple[next(iter(kinds))]
-        return schema
+        return _enum_schema([m.value for m in annotation])
     if typing.is_typeddict(annotation):
         hints = get_type_hints(annotation)
-        required = sorted(getattr(annotation, "__required_keys__", set(hints)))
-        return _object_schema({k: schema_for(v) for k, v in hints.items()}, required)
+        return _object_schema({k: schema_for(v) for k, v in hints.items()},
+                              sorted(annotation.__required_keys__))
     if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
-        hints = get_type_hints(annotation)
+        hints = get_type_hints(annotation)  # every field has an annotation: that made it a field
         props, required = {}, []
         for f in dataclasses.fields(annotation):
-            props[f.name] = schema_for(hints.get(f.name, Any))
+            props[f.name] = schema_for(hints[f.name])
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 required.append(f.name)
         return _object_schema(props, required)
     raise TypeError(f"cannot derive a JSON Schema for {annotation!r}; pass schema= explicitly")
+
+
+_SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    """``enum`` with the values' JSON type when they all share one."""
+    schema: dict[str, Any] = {"enum": values}
+    kinds = {type(v) for v in values}
+    if len(kinds) == 1 and (kind := kinds.pop()) in _SIMPLE:
+        schema["type"] = _SIMPLE[kind]
+    return schema
 
 
 def _object_schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -227,30 +231,38 @@ def _object_schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]
 
 
 _DOC_SECTIONS = re.compile(r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?)\s*:?\s*$")
+_UNDERLINE = re.compile(r"^\s*-+\s*$")
 
 
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+def _section(line: str, following: str) -> str | None:
+    """The section a heading line opens (lowercase), or None when it is not a heading."""
+    m = _DOC_SECTIONS.match(line)
+    if m:
+        return m.group(1).lower()
+    if _UNDERLINE.match(following):  # NumPy: any underlined heading, "Notes" included
+        return line.strip().lower()
+    return None
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """Summary and per-parameter descriptions from a Google- or NumPy-style docstring."""
-    doc = inspect.cleandoc(doc or "")
-    lines = doc.splitlines()
+    lines = inspect.cleandoc(doc or "").splitlines()
     summary: list[str] = []
     params: dict[str, str] = {}
     section = None
     current = None
-    for line in lines:
-        m = _DOC_SECTIONS.match(line)
-        if m:
-            section = m.group(1).lower()
-            current = None
+    for k, line in enumerate(lines):
+        heading = _section(line, lines[k + 1] if k + 1 < len(lines) else "")
+        if heading is not None:
+            section, current = heading, None
             continue
-        if set(line.strip()) <= {"-"} and line.strip():
-            continue  # NumPy underline
+        # a NumPy underline goes on to the checks below, which none matches
         if section is None:
             summary.append(line)
         elif section in ("args", "arguments", "parameters"):
             g = re.match(r"^\s*(\w+)\s*(?:\(.*?\))?\s*:\s*(.*)$", line)  # Google: name (type): desc
-            n = re.match(r"^(\w+)\s*:\s*[^ ].*$", line)  # NumPy: name : type
-            if g and not (n and line == line.lstrip()):
+            n = re.match(r"^(\w+)\s*:\s*[^ ].*$", line)  # NumPy: name : type, at the margin
+            if g and not n:
                 current = g.group(1)
                 params[current] = g.group(2).strip()
             elif n:
@@ -290,7 +302,7 @@ class Tool:
 def _derive(fn: Callable[..., Any]) -> dict[str, Any]:
     sig = inspect.signature(fn)
     hints = get_type_hints(fn)
-    _, docs = _parse_docstring(fn.__doc__ or "")
+    _, docs = _parse_docstring(fn.__doc__)
     props: dict[str, Any] = {}
     required: list[str] = []
     for pname, param in sig.parameters.items():
@@ -331,7 +343,7 @@ def tool(
     """
 
     def wrap(f: Callable[..., Any]) -> Tool:
-        summary, _ = _parse_docstring(f.__doc__ or "")
+        summary, _ = _parse_docstring(f.__doc__)
         params = copy.deepcopy(schema) if schema is not None else _derive(f)
         made = Tool(
             name=name or f.__name__,

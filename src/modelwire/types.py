@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
+from .wire.api import ApiMode
+
 __all__ = [
     "ApiMode",
     "AssistantMessage",
@@ -67,7 +69,6 @@ FinishReason: TypeAlias = Literal["stop", "tool_calls", "length", "content_filte
 Effort: TypeAlias = Literal["low", "medium", "high", "xhigh", "max"]
 # Anthropic's fast mode where the model has it; "standard" turns a Client-wide "fast" off
 Speed: TypeAlias = Literal["fast", "standard"]
-ApiMode: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
 
 
 # ---------------------------------------------------------------- content parts

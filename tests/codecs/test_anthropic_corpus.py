@@ -18,9 +18,9 @@ import pytest
 from conftest import corpus_files
 
 from modelwire.accumulate import Accumulator
+from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
-from modelwire.codecs._sse import SSEDecoder
-from modelwire.codecs._target import Target
+from modelwire.codecs.sse import SSEDecoder
 from modelwire.errors import ProviderError
 from modelwire.events import Annotation, UsageEvent
 from modelwire.providers.profile import ProviderProfile

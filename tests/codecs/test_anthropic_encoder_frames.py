@@ -7,8 +7,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelwire.codecs._anthropic_stream import StreamEncoder
-from modelwire.codecs._sse import encode_event
+from modelwire.codecs.anthropic_messages.encode import StreamEncoder
+from modelwire.codecs.sse import encode_event
 from modelwire.events import Finish, ReasoningDelta, TextDelta, ToolCallEnd, ToolCallStart
 
 

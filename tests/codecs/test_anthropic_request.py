@@ -9,9 +9,9 @@ import pathlib
 
 import pytest
 
+from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
-from modelwire.codecs._anthropic_models import family_for, normalize_model_id
-from modelwire.codecs._target import Target
+from modelwire.codecs.anthropic_messages._models import family_for, normalize_model_id
 from modelwire.errors import MessageError, UnsupportedContentError
 from modelwire.providers.profile import ProviderProfile
 
@@ -568,7 +568,7 @@ def test_user_text_beside_tool_results_stays_inside_the_tool_loop():
 
 
 def test_a_normalized_schema_shares_nothing_with_the_callers():
-    from modelwire.codecs._anthropic_tools import normalize_schema
+    from modelwire.codecs.anthropic_messages._tools import normalize_schema
 
     schema = {"anyOf": [{"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}],
                                                               "description": "d"}},

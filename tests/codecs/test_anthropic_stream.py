@@ -8,7 +8,7 @@ import pytest
 
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import anthropic_messages as am
-from modelwire.codecs._sse import SSEDecoder
+from modelwire.codecs.sse import SSEDecoder
 from modelwire.errors import OverloadedError, ProtocolError
 from modelwire.events import (
     Finish,

@@ -7,8 +7,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelwire.codecs._chat_encoder import StreamEncoder
-from modelwire.codecs._sse import TEXT_MARK, split_at_text_mark
+from modelwire.codecs.chat_completions.encode import StreamEncoder
+from modelwire.codecs.sse import TEXT_MARK, split_at_text_mark
 from modelwire.events import ReasoningDelta, TextDelta
 
 

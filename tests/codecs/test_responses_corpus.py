@@ -17,7 +17,7 @@ from conftest import load_corpus
 
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, responses
-from modelwire.codecs._sse import SSEDecoder
+from modelwire.codecs.sse import SSEDecoder
 from modelwire.errors import ProviderError, UnsupportedContentError
 from modelwire.events import ReasoningBlock, UsageEvent
 from modelwire.providers.profile import ProviderProfile

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from modelwire.codecs._responses_encoder import StreamEncoder
+from modelwire.codecs.responses.encode import StreamEncoder
 from modelwire.events import Finish, ReasoningDelta, RefusalDelta, TextDelta
 
 
@@ -25,8 +25,8 @@ _events = st.lists(
 @settings(max_examples=200)
 @given(events=_events, rid=st.sampled_from(["resp_abc", "resp_5", "resp_\u00e9\"x"]))
 def test_framed_text_deltas_equal_general_framing(events, rid):
-    fast = StreamEncoder(model="m", id=rid, created_at=7)
-    slow = StreamEncoder(model="m", id=rid, created_at=7)
+    fast = StreamEncoder(model="m", id=rid, created=7)
+    slow = StreamEncoder(model="m", id=rid, created=7)
     slow._frames = _NoFrames()
     seq = [*events, Finish("stop")]
     a = b"".join(fast.feed(e) for e in seq) + fast.close()

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from modelwire.codecs import Target, anthropic_messages, chat_completions, responses
-from modelwire.codecs._responses_namespaces import flat_name
+from modelwire.codecs.responses._namespaces import flat_name
 from modelwire.completion import Completion
 from modelwire.events import Finish, ToolCallDelta, ToolCallEnd, ToolCallStart
 from modelwire.providers.profile import ProviderProfile

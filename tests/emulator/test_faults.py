@@ -12,7 +12,7 @@ import httpx
 import openai
 import pytest
 
-from modelwire.codecs._sse import SSEDecoder
+from modelwire.codecs.sse import SSEDecoder
 from modelwire.emulator import Emulator
 from modelwire.errors import ProtocolError
 

@@ -72,7 +72,7 @@ def test_stream_decoder_raises_only_modelwire_errors(events):
     k: json_values for k in ("tools", "tool_choice", "thinking", "max_tokens", "temperature", "stop",
                              "response_format", "parallel_tool_calls")}))
 def test_encode_request_raises_only_modelwire_errors(request):
-    from modelwire.codecs._target import Target
+    from modelwire.codecs import Target
     from modelwire.providers.profile import ProviderProfile
 
     profile = ProviderProfile(name="a", api_mode="anthropic_messages", issuer="anthropic", anthropic_version="2026-10-21")

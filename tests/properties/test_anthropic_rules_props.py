@@ -16,9 +16,9 @@ import pathlib
 from hypothesis import given
 from hypothesis import strategies as st
 
+from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
-from modelwire.codecs._anthropic_models import family_for
-from modelwire.codecs._target import Target
+from modelwire.codecs.anthropic_messages._models import family_for
 from modelwire.errors import MessageError
 from modelwire.providers.profile import ProviderProfile
 

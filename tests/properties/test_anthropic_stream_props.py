@@ -9,9 +9,9 @@ from conftest import corpus_files
 from hypothesis import given
 from hypothesis import strategies as st
 
+from modelwire.codecs import Target
 from modelwire.codecs import anthropic_messages as am
-from modelwire.codecs._anthropic_response import finish_reason
-from modelwire.codecs._target import Target
+from modelwire.codecs.anthropic_messages.response import finish_reason
 from modelwire.events import (
     Finish,
     Passthrough,

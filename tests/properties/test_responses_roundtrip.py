@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, responses
-from modelwire.codecs._responses_response import usage_in
+from modelwire.codecs.responses.response import usage_in
 from modelwire.completion import Completion
 from modelwire.events import (
     Finish,

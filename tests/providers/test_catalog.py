@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from modelwire.codecs._target import Target
+from modelwire.codecs import Target
 from modelwire.errors import ConfigError
 from modelwire.providers import ALIASES, CATALOG, get_profile
 from modelwire.providers.catalog import RUNTIME_BASE_URL

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from modelwire.codecs._target import Target
+from modelwire.codecs import Target
 from modelwire.providers import CATALOG
 
 MCP_LIKE = {

@@ -378,3 +378,15 @@ def test_absolute_hints_use_the_wall_clock_when_no_now_is_given():
     soon = format_datetime(datetime.fromtimestamp(time.time() + 30, tz=UTC), usegmt=True)
     assert 25 <= retry_after_seconds({"Retry-After": soon}) <= 30
     assert time.time() + 25 <= reset_at({"Retry-After": soon}) <= time.time() + 31
+
+
+def _wrapped(hint: dict, times: int) -> dict:
+    for _ in range(times):  # each wrap: a message string holding the JSON of the level below
+        hint = {"message": json.dumps(hint)}
+    return hint
+
+
+def test_a_hint_in_json_inside_messages_is_found_down_to_twelve_levels_and_no_deeper():
+    # hostile or broken bodies stay cheap to read: each JSON string counts as a level
+    assert reset_at(None, _wrapped({"retryDelay": "5s"}, 6), now=1000.0) == 1005.0  # depth 12
+    assert reset_at(None, _wrapped({"retryDelay": "5s"}, 7), now=1000.0) is None  # depth 14

@@ -267,3 +267,48 @@ def test_memory_drops_the_least_recently_used_conversation():
 ], ids=["blank", "one-newline", "two-newlines", "www", "punctuated-keyword"])
 def test_seed_rule_edges(text, reason):
     assert simple_turn_reason(text)[1] == reason
+
+
+def test_what_is_not_a_message_or_a_part_is_skipped():
+    from modelwire.routing import turn_facts
+
+    assert turn_facts([{"role": "user", "content": "hi"}, "stray"]) == ("hi", False, False)
+    parts = ["stray", {"type": "text", "text": "hi"}]
+    assert turn_facts([{"role": "user", "content": parts}]) == ("hi", False, False)
+
+
+def test_a_text_part_without_text_adds_no_words():
+    from modelwire.routing import route_messages
+
+    convo = [{"role": "user", "content": [{"type": "text"}, {"type": "text", "text": "hi"}]}]
+    assert route_messages(convo, CONFIG).reason == "simple: 1 words, no keywords"
+
+
+def test_route_messages_passes_on_the_sticky_state_and_the_primary():
+    from modelwire.routing import route_messages
+
+    state = RoutingMemory().state("c")
+    route = route_messages([{"role": "user", "content": "please refactor"}], CONFIG,
+                           sticky_state=state, primary="openai/gpt-5-mini")
+    assert (route.kind, route.model) == ("primary", "gpt-5-mini")
+    assert state.escalated_because == "keyword: refactor" and state.last is route
+
+
+def test_missing_primary_error_names_the_config_file():
+    no_default: dict = {}
+    with pytest.raises(ConfigError) as exc:
+        choose_route("hi", config_from_dict(no_default, path="/etc/mw.yaml"))
+    assert str(exc.value).startswith("/etc/mw.yaml: default_model: smart routing needs")
+    with pytest.raises(ConfigError) as exc:
+        choose_route("hi", config_from_dict(no_default))
+    assert str(exc.value).startswith("default_model: smart routing needs")
+
+
+def test_memory_keeps_ten_thousand_conversations_by_default():
+    memory = RoutingMemory()
+    first = memory.state("c0")
+    for n in range(1, 10_000):
+        memory.state(f"c{n}")
+    assert len(memory) == 10_000 and memory.state("c0") is first
+    memory.state("one more")  # evicts c1, the least recently used
+    assert len(memory) == 10_000 and memory.state("c0") is first

@@ -67,6 +67,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         # every worker must open the others' seals
         os.environ[seal_env] = secrets.token_urlsafe(32)
     os.environ["MODELWIRE_SHUTDOWN_GRACE"] = str(grace)
+    os.environ["MODELWIRE_SERVE_HOST"] = host  # metrics are on by default on loopback only
     options: dict[str, Any] = {
         # uvicorn's own limit comes after ours, so streams end with an error event
         "host": host, "port": port, "workers": workers, "timeout_graceful_shutdown": grace + 5,
@@ -85,7 +86,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         _announce_builtin(config, f"{scheme}://{host}:{port}")
     click.echo(f"modelwire gateway on {scheme}://{host}:{port} ({workers} worker{'s' if workers > 1 else ''})", err=True)
     if workers > 1:
-        with _config_for_workers(config, builtin):
+        with _config_for_workers(config, builtin), _metrics_dir():
             uvicorn.run("modelwire.gateway:app_from_env", factory=True, **options)
     else:
         from ..gateway import create_app
@@ -118,6 +119,26 @@ def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
     with emulator_config_file() as path:
         os.environ["MODELWIRE_CONFIG"] = path
         yield
+
+
+@contextlib.contextmanager
+def _metrics_dir() -> Iterator[None]:
+    """Workers write their metrics to one directory of this run (modelwire.observe.tally),
+    so a scrape of any worker reads them all; removed on exit. One set by the user
+    (MODELWIRE_METRICS_DIR) is theirs: used, kept."""
+    if os.environ.get("MODELWIRE_METRICS_DIR"):
+        yield
+        return
+    import shutil
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix="modelwire-metrics-")
+    os.environ["MODELWIRE_METRICS_DIR"] = path
+    try:
+        yield
+    finally:
+        os.environ.pop("MODELWIRE_METRICS_DIR", None)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _tls_options(options: dict[str, Any], certfile: str | None, keyfile: str | None) -> str:

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ..embeddings import Embeddings
     from ..events import StreamEvent
     from ..model import Model
+    from ..observe import Observer
     from ..providers.embedding import EmbeddingEncoding, InputType
     from ..providers.prices import Price
     from ..resilience import RetryPolicy, Skipped
@@ -87,6 +88,7 @@ class _Base:
         strict_fallbacks: bool = True,
         prices: Mapping[str, Any] | None = None,
         encode_cache: EncodeCache | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self._settings = Settings(
             model, base_url=base_url, api_key=api_key, api_mode=api_mode, fallback=fallback,
@@ -98,6 +100,7 @@ class _Base:
         self._transport = transport
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
+        self._settings.observer = observer
 
     @property
     def model(self) -> str:
@@ -170,6 +173,7 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
     _DRY_RUNS.add(key)
     import orjson
 
+    observer, settings.observer = settings.observer, None  # the offline passes are no calls
     try:
         acc = Accumulator(model=endpoint.model_id, ordered=endpoint.profile.api_mode == "anthropic_messages")
         for event in (TextDelta("ok"), Finish("stop")):
@@ -184,6 +188,8 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
             turn.succeed(turn.decode_response(answer))
     except Exception as exc:  # noqa: BLE001  (a warm-up is an optimization: it never raises)
         log.debug("dry run for %s failed: %s", endpoint.profile.api_mode, exc)
+    finally:
+        settings.observer = observer
 
 
 class Client(_Base):
@@ -221,6 +227,9 @@ class Client(_Base):
         prices: ``provider/model-id`` -> a :class:`~modelwire.Price` or its dict (USD per
             million tokens), over the built-in table and the config's ``prices:``; used
             by :attr:`Completion.cost <modelwire.Completion.cost>`.
+        observer: A :class:`modelwire.observe.Observer` told of each call and attempt
+            (:class:`~modelwire.observe.Metrics`, :class:`~modelwire.observe.Tracer`, or
+            your own; docs/guides/observability.md).
         speed: ``"fast"``: Anthropic's fast mode for every call where the model has it
             (off by default).
         fallback_stick_s: After a call fell back, later calls start at the model that

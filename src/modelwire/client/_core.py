@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
@@ -25,11 +24,12 @@ from ..transport import Timeouts
 from ._creds import CredentialSource, source_for
 
 if TYPE_CHECKING:
-    from ..codecs._target import EncodedRequest
+    from ..codecs import Codec
     from ..codecs.cache import EncodeCache
     from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import RetryPolicy
+    from ..wire import EncodedRequest
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
 
@@ -68,7 +68,7 @@ class Endpoint:
     profile: ProviderProfile
     model_id: str
     base_url: str
-    codec: ModuleType
+    codec: Codec
     creds: CredentialSource = field(repr=False)
     thinking: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
@@ -124,6 +124,7 @@ class Settings:
 
         self.pools = pools
         self.encode_cache = EncodeCache() if encode_cache is None else encode_cache
+        self.observer: Any = None  # Client(observer=...): see modelwire.observe
         # settings a model answered 400 to ("does not take"), by endpoint name: later calls
         # leave them out from the start instead of paying the 400 again
         self.refused: dict[str, set[str]] = {}

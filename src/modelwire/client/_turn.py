@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, NoReturn
 
-from ..codecs._target import Target, protocol_name
 from ..completion import PRIMARY_COOLING, Attempt, Completion
 from ..errors import (
     CredentialError,
@@ -28,8 +27,10 @@ from ..errors import (
 )
 from ..messages import prepare_conversation
 from ..messages.stops import StopDecoder, cut_completion, stop_list
+from ..observe.watch import CallWatch
 from ..resilience import Failure, LadderState, StickyStart, classify, decide
 from ..transport import Timeouts
+from ..wire import API_MODES, Target, protocol_name
 from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
 from ._creds import Held
 
@@ -68,7 +69,6 @@ _ESSENTIAL: dict[str, frozenset[str]] = {
     "chat_completions": frozenset({"web_search_options"}),
 }
 
-_APIS = frozenset({"chat_completions", "anthropic_messages", "responses"})  # the api_modes
 _OFF = frozenset({"none", "off"})  # thinking levels that turn thinking off
 
 # Seconds the async Client's calls in this task spent on their own work (preparing and
@@ -107,8 +107,8 @@ class Turn:
         self.options = options
         if options.speed not in (None, "fast", "standard"):
             raise MessageError(f"speed must be 'fast' or 'standard', got {options.speed!r}")
-        if options.extra_api is not None and options.extra_api not in _APIS:
-            raise MessageError(f"extra_api must be one of {', '.join(sorted(_APIS))}, got {options.extra_api!r}")
+        if options.extra_api is not None and options.extra_api not in API_MODES:
+            raise MessageError(f"extra_api must be one of {', '.join(API_MODES)}, got {options.extra_api!r}")
         self.want_stream = stream
         # stop sequences the Client applies itself where an endpoint has none
         self.stops = stop_list(options.stop) if options.stop is not None else ()
@@ -126,6 +126,9 @@ class Turn:
         if settings.refused:
             self.dropped = frozenset(settings.refused.get(self.endpoint.name, ()))
         self.messages = prepare_conversation(messages)
+        observer = settings.observer  # Client(observer=...): reports per attempt and call
+        self.watch = None if observer is None or observer.reports == "failures" \
+            else CallWatch(observer, settings.model, stream, self.messages)
         self.errors: list[ModelwireError] = []
         self.ladder = _FRESH[self.chain.has_after(self.position)]
         self.strip = False
@@ -139,6 +142,8 @@ class Turn:
     def plan(self) -> Plan:
         """Lease a credential and encode the request for the current endpoint."""
         ep = self.endpoint
+        if self.watch is not None:
+            self.watch.attempt_began()
         self.held = ep.creds.acquire()
         stream = self.want_stream or ep.profile.stream_only
         request = self._encode(ep, self.held.secret, stream, self.strip)
@@ -150,6 +155,8 @@ class Turn:
         headers = ep.headers + self.settings.headers
         if self.options.headers:
             headers += tuple(self.options.headers.items())
+        if self.watch is not None:
+            headers += self.watch.headers(ep.name)
         target = Target(ep.profile, ep.model_id, secret, ep.base_url, headers, self.settings.encode_cache)
         return ep.codec.encode_request(self._request(ep, stream, strip, strip_schema), target)
 
@@ -262,13 +269,16 @@ class Turn:
         # every field named (dataclasses.replace walks the field list on each call: it
         # showed in the gateway's per-request profile); tests/client pin that none is lost
         c = completion
-        return Completion(
+        done = Completion(
             message=c.message, finish_reason=c.finish_reason, usage=c.usage,
             model=c.model or ep.model_id, provider=ep.profile.name,
             interrupted=interrupted or c.interrupted, attempts=tuple(self.attempts), id=c.id,
             native_finish_reason=c.native_finish_reason, raw=c.raw, stop_sequence=c.stop_sequence,
             price=ep.price,
         )
+        if self.watch is not None:
+            self.watch.ended(done)
+        return done
 
     def renew_at(self) -> float | None:
         """Monotonic time of the next lease renewal (``None``: no lease to renew)."""
@@ -292,6 +302,11 @@ class Turn:
         label = self.held.label if self.held is not None else None
         text = f"{type(error).__name__}: {error}" if error is not None else None
         self.attempts.append(Attempt(ep.profile.name, ep.model_id, outcome, text, label))
+        if self.watch is None and error is not None and self.settings.observer is not None:
+            # an observer of failures only: told from the first one on
+            self.watch = CallWatch(self.settings.observer, self.settings.model, self.want_stream, ())
+        if self.watch is not None:
+            self.watch.attempt(ep.name, ep.profile, ep.model_id, outcome, error, label)
 
     # -------------------------------------------------------------- failures
     def failed_after_start(self, error: ModelwireError, partial: Completion) -> ModelwireError:
@@ -302,6 +317,8 @@ class Turn:
         error.partial = dataclasses.replace(
             partial, provider=self.endpoint.profile.name, attempts=tuple(self.attempts)
         )
+        if self.watch is not None:
+            self.watch.failed(error, error.partial)
         return error
 
     def fail(self, error: ModelwireError) -> float:
@@ -413,9 +430,14 @@ class Turn:
         # the primary's error and never learns that its fallback was never tried
         unusable = self.chain.unusable
         if not self.fell_back and not unusable:
+            if self.watch is not None:
+                self.watch.failed(error)
             raise error
         skipped = self.chain.skipped if self.fell_back else unusable
-        raise FallbackExhaustedError(list(self.errors), skipped=[str(s) for s in skipped]) from error
+        exhausted_error = FallbackExhaustedError(list(self.errors), skipped=[str(s) for s in skipped])
+        if self.watch is not None:
+            self.watch.failed(exhausted_error)
+        raise exhausted_error from error
 
     def _strip_changes_body(self, kind: str) -> bool:
         plan = self.plan_

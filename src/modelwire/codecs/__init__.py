@@ -1,33 +1,39 @@
-"""Wire codecs, one module per protocol, all sans-IO.
+"""Wire codecs, one subpackage per protocol, all sans-IO.
 
-Each of ``chat_completions``, ``anthropic_messages`` and ``responses`` exposes
-``encode_request``, ``decode_request``, ``encode_response``,
-``decode_response``, ``decode_error``, ``StreamDecoder`` and
-``StreamEncoder``. :func:`codec_for` picks one by api mode.
+Owns the three codecs (``chat_completions``, ``anthropic_messages``, ``responses``),
+each satisfying :class:`~modelwire.codecs.base.Codec` with the same files: ``request``,
+``response``, ``stream`` (decoder), ``encode`` (the gateway's answers and streams),
+``errors``; and what they share: SSE framing (:mod:`~modelwire.codecs.sse`), stream
+failure kinds, tool pieces. :data:`CODECS` maps each api mode to its codec. May import
+the bottom floor (``wire``, ``types``, ``events``, ``errors``), ``messages``,
+``accumulate``, ``completion`` and ``blockorder``; never providers, transport or above.
 """
 
 from __future__ import annotations
 
-import importlib
-from types import ModuleType
+from collections.abc import Mapping
+from types import MappingProxyType
 
-__all__ = ["FOR_PROTOCOL", "EncodedRequest", "Target", "codec_for"]
+from ..errors import ConfigError
+from ..wire import API_MODES, ApiMode, EncodedRequest, Target
+from . import anthropic_messages, chat_completions, responses
+from .base import Codec
+from .tools import FOR_PROTOCOL
 
-from ._target import FOR_PROTOCOL, EncodedRequest, Target
+__all__ = ["CODECS", "FOR_PROTOCOL", "Codec", "EncodedRequest", "Target", "codec_for"]
 
-_LOADED: dict[str, ModuleType] = {}
+_BY_MODE: dict[ApiMode, Codec] = {  # a type checker checks each module against Codec here
+    "chat_completions": chat_completions,
+    "anthropic_messages": anthropic_messages,
+    "responses": responses,
+}
+CODECS: Mapping[ApiMode, Codec] = MappingProxyType(_BY_MODE)
 
 
-def codec_for(api_mode: str) -> ModuleType:
-    """The codec module for ``chat_completions`` | ``anthropic_messages`` | ``responses``."""
-    codec = _LOADED.get(api_mode)
-    if codec is not None:  # the gateway asks per request; import_module is ~5 us a call
-        return codec
-    if api_mode not in ("chat_completions", "anthropic_messages", "responses"):
-        from ..errors import ConfigError
-
-        raise ConfigError(
-            f"unknown api_mode {api_mode!r}: expected chat_completions, anthropic_messages or responses"
-        )
-    codec = _LOADED[api_mode] = importlib.import_module(f"modelwire.codecs.{api_mode}")
-    return codec
+def codec_for(api_mode: str) -> Codec:
+    """The codec for ``chat_completions`` | ``anthropic_messages`` | ``responses``;
+    :class:`~modelwire.errors.ConfigError` for any other mode."""
+    for mode, codec in CODECS.items():
+        if mode == api_mode:
+            return codec
+    raise ConfigError(f"unknown api_mode {api_mode!r}: expected one of {', '.join(API_MODES)}")

@@ -3,7 +3,7 @@ event contents are rendered here, independently of modelwire's codecs)."""
 
 from __future__ import annotations
 
-from ..codecs._sse import encode_event
+from ..codecs.sse import encode_event
 
 __all__ = ["DONE", "sse"]
 

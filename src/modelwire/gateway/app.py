@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from ..errors import ModelwireError
@@ -90,16 +91,17 @@ class Gateway:
         self.grace = float(env.get("MODELWIRE_SHUTDOWN_GRACE", "30"))
         self.streams: set[Any] = set()  # tasks serving a stream right now
         self._loop: Any = None
+        self.observe = _observer(config, gw, env, self.credential_states)  # None: metrics and traces off
+        self.metrics_keys = GatewayKeys.from_env(
+            getattr(getattr(gw, "metrics", None), "keys_env", None) or "MODELWIRE_METRICS_KEYS", env)
 
     def warm_up(self) -> None:
         """Build and warm (:meth:`AsyncClient.warm <modelwire.AsyncClient.warm>`) each
         configured model's client and load the codecs at startup, so the first requests
         do not pay for imports and tables (and startup's objects can be frozen). A model
         that cannot be built now still gets its error per request."""
-        from ..codecs import codec_for
+        from .. import codecs  # noqa: F401 - importing it loads every codec (CODECS)
 
-        for door in ("chat_completions", "anthropic_messages", "responses"):
-            codec_for(door)
         for name in self.models.names:
             try:
                 self.client(name).warm()
@@ -150,12 +152,14 @@ class Gateway:
             from ..client import AsyncClient
             from ..transport import AsyncHTTPTransport
 
+            observer = self.observe.client_observer if self.observe is not None else None
             # as many upstream connections per origin as the gateway takes client
             # connections: with the transport's default (100), the 101st concurrent stream
             # toward one provider waited, its client connection open, for one to finish
             transport = AsyncHTTPTransport(limit_per_host=self.limits.max_connections)
             client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry,
-                                 encode_cache=self.encode_cache, transport=transport)
+                                 encode_cache=self.encode_cache, transport=transport,
+                                 observer=observer)
             self._clients.put(slot, client)
         return client
 
@@ -186,30 +190,22 @@ class Gateway:
         revoked key): its requests fail or fall back until then; a teams limiter whose
         Redis does not answer (each instance then limits on its own). Counts, never secrets."""
         problems = []
-        for name, client in list(self._clients.items()):
-            settings = getattr(client, "_settings", None)
-            if settings is None:
-                continue
-            for ep in list(getattr(settings, "_endpoints", {}).values()):
-                creds = getattr(ep, "creds", None)
-                pool = getattr(creds, "_pool", None)  # only pools already opened
-                if pool is None:
-                    continue
-                state = pool.health
-                if state != "ok":
-                    problems.append({"model": name, "provider": ep.profile.name,
-                                     "credential_store": state})
-                listed = pool.credentials()
-                now = pool.clock.time()
-                if listed and not any(c.is_available(now) for c in listed):
-                    free_at = pool.next_available_at(listed)  # None: all dead
-                    problem: dict[str, Any] = {
-                        "model": name, "provider": ep.profile.name,
-                        "credentials": "all cooling" if free_at is not None else "all dead",
-                        "count": len(listed)}
-                    if free_at is not None:
-                        problem["available_in_s"] = max(0, round(free_at - now))
-                    problems.append(problem)
+        for name, ep, pool in self._pools():
+            state = pool.health
+            if state != "ok":
+                problems.append({"model": name, "provider": ep.profile.name,
+                                 "credential_store": state})
+            listed = pool.credentials()
+            now = pool.clock.time()
+            if listed and not any(c.is_available(now) for c in listed):
+                free_at = pool.next_available_at(listed)  # None: all dead
+                problem: dict[str, Any] = {
+                    "model": name, "provider": ep.profile.name,
+                    "credentials": "all cooling" if free_at is not None else "all dead",
+                    "count": len(listed)}
+                if free_at is not None:
+                    problem["available_in_s"] = max(0, round(free_at - now))
+                problems.append(problem)
         writer = None if self.admission is None else self.admission.gate.writer
         if writer is not None and writer.dropped:
             problems.append({"spend_record": "rows dropped: the teams store is not keeping up",
@@ -227,12 +223,67 @@ class Gateway:
             "limits": self.limits.as_dict(),
         }
 
+    def _pools(self) -> Iterator[tuple[str, Any, Any]]:
+        """(model, endpoint, pool) for each credential pool the clients opened so far."""
+        for name, client in list(self._clients.items()):
+            settings = getattr(client, "_settings", None)
+            if settings is None:
+                continue
+            for ep in list(getattr(settings, "_endpoints", {}).values()):
+                pool = getattr(getattr(ep, "creds", None), "_pool", None)  # only pools already opened
+                if pool is not None:
+                    yield name, ep, pool
+
+    def credential_states(self) -> list[tuple[str, str, int]]:
+        """``(provider, state, count)`` over the pools opened so far (``/metrics``)."""
+        counts: dict[tuple[str, str], int] = {}
+        seen: set[int] = set()
+        for _, ep, pool in self._pools():
+            if id(pool) in seen:
+                continue
+            seen.add(id(pool))
+            now = pool.clock.time()
+            for cred in pool.credentials():
+                key = (ep.profile.name, cred.effective_status(now))
+                counts[key] = counts.get(key, 0) + 1
+        return [(provider, state, n) for (provider, state), n in sorted(counts.items())]
+
+    def metrics_reply(self, headers: Any) -> Any:
+        """``GET /metrics``: the exposition text, for a scraper holding a metrics key
+        (``gateway.metrics.keys_env``; unset: the gateway's own keys)."""
+        from .serving import Reply
+
+        if self.observe is None or self.observe.metrics is None:
+            return Reply(404, b'{"error": "metrics are off (gateway.metrics.enabled)"}')
+        keys = self.metrics_keys if self.metrics_keys.required else self.keys
+        try:
+            keys.check(headers)
+        except GatewayError as exc:
+            return _error_response(exc.http, "chat_completions", _request_id())
+        from ..observe.metrics import CONTENT_TYPE
+
+        return Reply(200, self.observe.metrics.render(), content_type=CONTENT_TYPE)
+
     async def aclose(self) -> None:
         for client in self._clients.values():
             await client.close()
         self._clients.clear()
         if self.admission is not None:
             await self.admission.close()  # the spend record's last rows
+        if self.observe is not None:
+            self.observe.close()
+
+
+def _observer(config: Any, gw: Any, env: Any, credentials: Any) -> Any:
+    """Metrics and traces, as ``gateway.metrics`` and ``gateway.tracing`` say (``None``:
+    both off). ``modelwire serve`` says where it binds in MODELWIRE_SERVE_HOST."""
+    from ..observe.gateway import GatewayObserver
+    from .auth import is_loopback
+
+    keys_env = getattr(getattr(gw, "metrics", None), "keys_env", None) or "MODELWIRE_METRICS_KEYS"
+    return GatewayObserver.from_config(
+        config, loopback=is_loopback(env.get("MODELWIRE_SERVE_HOST") or "127.0.0.1"),
+        metrics_keys=GatewayKeys.from_env(keys_env, env).keys, credentials=credentials)
 
 
 def _configured_names(config: Any) -> frozenset[str]:
@@ -396,7 +447,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
     async def lifespan(app: Any):
         import asyncio
 
-        gateway._loop = asyncio.get_running_loop()
+        loop = gateway._loop = asyncio.get_running_loop()
+        if gateway.observe is not None:
+            gateway.observe.start(loop)
         _chain_sigterm(gateway)
         gateway.warm_up()
         _freeze_startup_objects()
@@ -405,6 +458,9 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
 
     async def health(request: Any) -> Any:
         return Reply(200, orjson.dumps(gateway.health()))
+
+    async def metrics(request: Any) -> Any:
+        return gateway.metrics_reply(request.headers)
 
     # Claude Code sends HEAD / before its first request; a 404 there reads as "not a
     # gateway". No auth and nothing secret: the name, the version and the doors.
@@ -427,6 +483,7 @@ def create_app(config: Any = None, *, environ: dict[str, str] | None = None) -> 
         # ids may hold a slash (provider/model): the path converter takes the rest
         Route("/v1/models/{model_id:path}", Endpoint(handlers.model), methods=["GET"]),
         Route("/health", Endpoint(health), methods=["GET"]),
+        Route("/metrics", Endpoint(metrics), methods=["GET"]),
         *_admin_routes(gateway, Endpoint),
         Route("/", Endpoint(root), methods=["GET", "HEAD"]),
     ]

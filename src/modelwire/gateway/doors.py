@@ -44,16 +44,11 @@ _ANSWER_PREFIX: dict[Door, str] = {
 
 def answer_args(door: Door, request_id: str, created: int, model: str) -> dict[str, Any]:
     """The keywords the door's codec takes for one answer (``encode_response`` and
-    ``StreamEncoder`` alike): the answer's id, its time where the protocol has one, and
-    the model name to show. The id reuses the request id's unique part (random per
+    ``StreamEncoder`` alike, the same for every codec): the answer's id, its time (a
+    protocol without one ignores it), and the model name to show. The id reuses the request id's unique part (random per
     process, then a counter): unique per answer without drawing randomness per request,
     and an operator finds the access-log line from the id a client reports."""
-    args: dict[str, Any] = {"id": _ANSWER_PREFIX[door] + request_id.removeprefix("req_"), "model": model}
-    if door == "chat_completions":
-        args["created"] = created
-    elif door == "responses":
-        args["created_at"] = created
-    return args
+    return {"id": _ANSWER_PREFIX[door] + request_id.removeprefix("req_"), "model": model, "created": created}
 
 
 def _is_native(door: DoorSpec, issuer: str, block: dict[str, Any]) -> bool:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from .. import errors as E
+from ..wire.api import ApiMode
 from .scrub import scrub
 
 __all__ = ["Door", "GatewayError", "HttpError", "error_body", "from_exception", "scrubbed"]
 
-Door: TypeAlias = Literal["chat_completions", "anthropic_messages", "responses"]
+Door: TypeAlias = ApiMode  # the front doors are the three protocols
 
 # our error kinds -> (OpenAI type, Anthropic type)
 _TYPES = {

@@ -29,6 +29,7 @@ _LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400", "param_
 def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
     ctx.upstream = f"{fwd.endpoint.profile.name}/{fwd.endpoint.model_id}"
     ctx.lane = True
+    ctx.overhead = overhead_ms / 1000
     headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": ms_text(overhead_ms),

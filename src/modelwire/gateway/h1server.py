@@ -288,6 +288,7 @@ class GatewayHTTP(asyncio.Protocol):
         if limits is None:
             limits = Limits(max_connections=default_max_connections(), keep_alive_timeout=config.timeout_keep_alive)
         self.limits = limits
+        self.observe = _metered(self.app)  # the open-connections gauge (None: metrics off)
         self.keep_alive_s: float = limits.keep_alive_timeout
         self.limit: int | None = config.limit_concurrency
         self.parser = httptools.HttpRequestParser(self)
@@ -315,6 +316,8 @@ class GatewayHTTP(asyncio.Protocol):
     # ----------------------------------------------------------- connection
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         self.state.connections.add(self)
+        if self.observe is not None:
+            self.observe.connection_opened()
         self.transport = transport
         self.server = _addr(transport.get_extra_info("sockname"))
         self.client = _addr(transport.get_extra_info("peername"))
@@ -340,6 +343,8 @@ class GatewayHTTP(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.connections.discard(self)
+        if self.observe is not None:
+            self.observe.connection_closed()
         self.closing = True
         self.pending.clear()
         if self.timer is not None:
@@ -622,6 +627,14 @@ class GatewayHTTP(asyncio.Protocol):
         self.idle_since = self.loop.time()
         if self.timer is None:
             self.timer = self.loop.call_later(self.keep_alive_s, self._on_timer)
+
+
+def _metered(app: Any) -> Any:
+    """The gateway's observer when its metrics are on, else ``None`` (off, or not the
+    gateway's app)."""
+    gateway = getattr(getattr(app, "state", None), "gateway", None)
+    observe = getattr(gateway, "observe", None)
+    return observe if getattr(observe, "metrics", None) is not None else None
 
 
 def _limits_of(app: Any) -> Limits | None:

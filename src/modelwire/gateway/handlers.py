@@ -31,6 +31,9 @@ __all__ = ["make_handlers"]
 
 log = logging.getLogger("modelwire.gateway")
 
+_DOOR_PATHS = {"chat_completions": "/v1/chat/completions", "anthropic_messages": "/v1/messages",
+               "responses": "/v1/responses"}
+
 
 @dataclass
 class _Ctx:
@@ -54,13 +57,21 @@ class _Ctx:
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
     dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
-    completion: Any = None  # a stream's Completion once it ended (teams settle from it)
+    # metrics and traces (modelwire.observe.gateway reads these; None: both off)
+    observe: Any = None
+    overhead: float | None = None  # seconds, as x-modelwire-overhead-ms says
+    first_token: float | None = None  # perf_counter of a stream's first event
+    completion: Any = None  # what answered: its usage and cost (metrics); teams settle a stream from it
+    span: Any = None
+    span_token: Any = None
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
         their reply is sent, which happens without yielding to the loop, so the line
         (formatting and a write to stderr) waits for the next loop turn, off the
         request's path."""
+        if self.observe is not None:
+            self.observe.finished(self)
         if not self.enabled or not access_log.isEnabledFor(logging.INFO):
             return
         args = (self.request_id, self.door, self.model, self.upstream, self.status,
@@ -237,6 +248,9 @@ class _Handlers:
     async def _serve(self, request: Any, door: Door) -> Any:
         ctx = _Ctx(door, _request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
+        observe = ctx.observe = self.gw.observe
+        if observe is not None:
+            observe.started(ctx, _DOOR_PATHS[door], request.headers)
         ticket = None  # teams: the request's reservation, settled once it is served
         try:
             if self.gw.draining:
@@ -296,8 +310,10 @@ class _Handlers:
                 completion = dataclasses.replace(completion, message=message)
             body = codec.encode_response(completion, req, **_answer(ctx, req))
             overhead = (before_upstream - ctx.started + work + time.perf_counter() - t_done) * 1000
+            ctx.overhead = overhead / 1000
             ctx.upstream = f"{completion.provider}/{completion.model}"
             ctx.tokens = completion.usage["total_tokens"]
+            ctx.completion = completion
             reply = Reply(200, orjson.dumps(body), _headers(ctx, completion, overhead))
             if ticket is not None:
                 reply = await ticket.served(reply, ctx, completion)
@@ -314,6 +330,8 @@ class _Handlers:
                 await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
+            if observe is not None:
+                observe.detach(ctx)
 
     def _hand_slot(self, reply: Any, held: str | None) -> str | None:
         """A streamed reply keeps the model's slot until its stream ends; what is left
@@ -352,6 +370,8 @@ class _Handlers:
             first = None
         # the gateway's time before the hand-over, and the Client's own before its first wait
         overhead = (before_upstream - ctx.started + CLIENT_WORK.get() - work) * 1000
+        ctx.first_token = time.perf_counter()
+        ctx.overhead = overhead / 1000
         completion_so_far = getattr(stream, "partial", None) or getattr(stream, "completion", None)
         encoder = codec.StreamEncoder(request=req, **_answer(ctx, req))
         sealer, door = self.gw.sealer, ctx.door
@@ -361,6 +381,8 @@ class _Handlers:
         async def body() -> AsyncIterator[bytes]:
             task = asyncio.current_task()
             gw.streams.add(task)
+            if ctx.observe is not None:
+                ctx.observe.stream_opened()
             feed = encoder.feed
             # OpenAI-compatible clients keep every reasoning entry as it is: nothing to seal
             seal = None if door == "chat_completions" else seal_events
@@ -393,6 +415,8 @@ class _Handlers:
                 yield encoder.close()
             finally:
                 gw.streams.discard(task)
+                if ctx.observe is not None:
+                    ctx.observe.stream_closed()
                 ctx.log()
 
         headers = {"x-request-id": ctx.request_id, "x-modelwire-overhead-ms": ms_text(overhead),

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from ..codecs import EncodedRequest, Target
-from ..codecs._target import auth_headers
+from ..wire import auth_headers
 from .seal import may_hold_envelope
 
 __all__ = ["Forward", "eligible", "replace_model", "same_protocol"]

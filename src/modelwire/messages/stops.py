@@ -60,7 +60,7 @@ class StopText:
             if any(s.startswith(tail) for s in self.stops):
                 keep = k
                 break
-        self.held = buf[len(buf) - keep:] if keep else ""
+        self.held = buf[len(buf) - keep:]
         return buf[:len(buf) - keep]
 
     def flush(self) -> str:
@@ -118,7 +118,9 @@ def cut_completion(completion: Any, stops: tuple[str, ...]) -> Any:
     """A whole answer with stop sequences applied (the non-streamed form of the above)."""
     message = completion.message
     content = message.get("content")
-    at, matched = find_stop(content, stops) if isinstance(content, str) else (-1, "")
+    if not isinstance(content, str):  # no text (tool calls only): nothing to cut
+        return completion
+    at, matched = find_stop(content, stops)
     if at < 0:
         return completion
     cut = {k: v for k, v in message.items() if k not in ("tool_calls", "refusal")}

@@ -199,7 +199,7 @@ class ThinkTagSplitter:
         m = _TAG_RE.match(buf, j)
         if m is None or m.group(2).lower() not in REASONING_TAGS:
             rest = buf[j : j + _MAX_TAG]
-            if len(rest) < _MAX_TAG and j + len(rest) == len(buf) and _is_tag_prefix(rest):
+            if j + len(rest) == len(buf) and _is_tag_prefix(rest):
                 self._pending = buf[j:]
                 return len(buf)
             self._emit_text("<")
@@ -235,12 +235,10 @@ class ThinkTagSplitter:
         if self._mode == "tentative":
             self._tentative.append(piece)
             if final:
-                body = "".join(self._tentative[1:]).strip()
-                self._tentative = []
-                self._emit_reasoning(body)
+                self._emit_reasoning("".join(self._tentative[1:]).strip())
             return
         if final:
-            self._emit_reasoning((self._held_ws + piece).rstrip() if piece.strip() else "")
+            self._emit_reasoning((self._held_ws + piece).rstrip())  # _held_ws is only whitespace
             self._held_ws = ""
             return
         if not piece:
@@ -255,7 +253,6 @@ class ThinkTagSplitter:
     def _after_block(self) -> None:
         self._skip_ws = True
         self._boundary = True
-        self._held_ws = ""
 
     # ------------------------------------------------------------------ output
     def _emit_text(self, piece: str) -> None:

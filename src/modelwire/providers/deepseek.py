@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .profile import ProviderProfile
 
 if TYPE_CHECKING:
-    from ..codecs._target import Target
+    from ..wire import Target
 
 __all__ = ["DeepSeekProfile", "is_deepseek_thinking_family"]
 

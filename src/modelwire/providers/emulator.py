@@ -2,7 +2,7 @@
 
 The emulator enforces a real provider's rules when addressed under
 ``/p/<profile>`` (``emu.openai_base_url("deepseek")`` ->
-``http://127.0.0.1:PORT/p/deepseek/v1``, docs/contracts.md). A Client pointed
+``http://127.0.0.1:PORT/p/deepseek/v1``, the emulator section of docs/contributing.md). A Client pointed
 there must then behave as it would toward that provider (echo DeepSeek's
 reasoning, never send Mistral a reasoning_content...), so :func:`emulator_profile`
 gives the emulator row the capability fields of the catalog row it plays,

@@ -16,7 +16,7 @@ from ._schema import infer_type, rewrite
 from .profile import ProviderProfile
 
 if TYPE_CHECKING:
-    from ..codecs._target import Target
+    from ..wire import Target
 
 __all__ = ["KimiAnthropicProfile", "MoonshotProfile", "sanitize_moonshot_schema"]
 

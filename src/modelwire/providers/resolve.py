@@ -32,9 +32,10 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+from ..wire.api import API_MODES, ApiMode
 from .catalog import ALIASES, CATALOG, RUNTIME_BASE_URL, variant
 from .emulator import emulator_profile
 from .profile import ProviderProfile
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ApiMode", "ResolvedModel", "get_profile", "known_providers", "resolve"]
 
-ApiMode = Literal["chat_completions", "anthropic_messages", "responses"]
-API_MODES: tuple[str, ...] = get_args(ApiMode)
 
 
 @dataclass(frozen=True, slots=True)

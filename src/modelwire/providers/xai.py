@@ -19,7 +19,7 @@ from ._schema import rewrite
 from .profile import ProviderProfile
 
 if TYPE_CHECKING:
-    from ..codecs._target import Target
+    from ..wire import Target
 
 __all__ = ["XAIProfile", "sanitize_xai_schema", "takes_effort"]
 

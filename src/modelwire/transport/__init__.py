@@ -46,7 +46,7 @@ from .headers import header_lines
 if TYPE_CHECKING:
     import asyncio
 
-    from ..codecs._target import EncodedRequest
+    from ..wire import EncodedRequest
 
 __all__ = [
     "AsyncHTTPTransport",
