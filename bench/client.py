@@ -10,9 +10,14 @@ the internal model and back. Phases:
 1. sequential sync requests (non-streaming): p50/p99 latency, CPU per request;
 2. 32 concurrent async requests: throughput, CPU per request;
 3. streams of 2,000 SSE events: CPU per event, conversion included;
-4. the first request after constructing a ``Client`` vs later ones (fresh process).
+4. the first request vs later ones (fresh process), after constructing a ``Client`` and
+   calling ``client.warm()`` (a checkout whose Client has no ``warm()`` warmed up in its
+   constructor: its "warm" column is then ~0).
 
-``--only 4`` runs only part 4 (any digits pick parts).
+``--only 4`` runs only part 4 (any digits pick parts). ``--other-src DIR`` runs the same
+parts for this checkout and for another one (its DIR/src, e.g. a worktree of the commit
+before a change), each in a process of its own against the same server, and prints their
+ratios side by side.
 
 Goals (issue 4): CPU per request <= 1.5x raw httpx (and >= 5x less than LiteLLM);
 async throughput >= 0.5x raw aiohttp; stream CPU per event <= 2x raw; first request
@@ -32,6 +37,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 CHUNKS = 2000
@@ -389,9 +395,9 @@ def _sdk_streams(base: str, n: int, out: dict[str, dict[str, Any]]) -> None:
 
 
 # Part 4 scripts print wall and CPU seconds (perf_counter, process_time) for: import,
-# construction, the first request, the median of the 50 requests after it. The goal is
-# on wall time (what a caller waits); CPU time is printed too because this machine is
-# shared and wall time there mostly measures the queue for a core.
+# construction, warm(), the first request, the median of the 50 requests after it. The
+# goal is on wall time (what a caller waits); CPU time is printed too because this
+# machine is shared and wall time there mostly measures the queue for a core.
 _FIRST = """
 import time, sys
 def clocks(): return time.perf_counter(), time.process_time()
@@ -402,6 +408,7 @@ t = clocks()
 c = Client("custom/bench-1", base_url=sys.argv[1] + "/v1", api_mode="chat_completions",
            api_key="sk-bench-0000000000000000")
 t_construct = since(t)
+t = clocks(); getattr(c, "warm", lambda: None)(); t_warm = since(t)
 msgs = [{"role": "user", "content": "hi"}]
 t = clocks(); c.complete(msgs); first = since(t)
 later = []
@@ -409,7 +416,7 @@ for _ in range(50):
     t = clocks(); c.complete(msgs); later.append(since(t))
 mid = len(later) // 2
 later = [sorted(x[0] for x in later)[mid], sorted(x[1] for x in later)[mid]]
-print(*t_import, *t_construct, *first, *later)
+print(*t_import, *t_construct, *t_warm, *first, *later)
 """
 
 
@@ -419,6 +426,7 @@ def clocks(): return time.perf_counter(), time.process_time()
 def since(t): w, c = clocks(); return [w - t[0], c - t[1]]
 t = clocks(); import httpx; t_import = since(t)
 t = clocks(); c = httpx.Client(); t_construct = since(t)
+t_warm = [0.0, 0.0]
 body = json.dumps({"model": "bench-1", "messages": [{"role": "user", "content": "hi"}]}).encode()
 url = sys.argv[1] + "/v1/chat/completions"
 def call():
@@ -429,31 +437,32 @@ for _ in range(50):
     t = clocks(); call(); later.append(since(t))
 mid = len(later) // 2
 later = [sorted(x[0] for x in later)[mid], sorted(x[1] for x in later)[mid]]
-print(*t_import, *t_construct, *first, *later)
+print(*t_import, *t_construct, *t_warm, *first, *later)
 """
+_PHASES = ("import", "construct", "warm", "first", "later")
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")  # --src moves it
 
 
 def first_request(base: str, script: str = _FIRST, runs: int = 9) -> dict[str, tuple[float, float]]:
     """Medians over ``runs`` fresh processes: phase -> (wall s, CPU s)."""
-    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "src"))
+    env = dict(os.environ, PYTHONPATH=SRC)
     rows = []
     for _ in range(runs):
         out = subprocess.run([sys.executable, "-c", script, base], capture_output=True,
                              text=True, check=True, env=env)
         rows.append([float(x) for x in out.stdout.split()])
-    med = [statistics.median(r[i] for r in rows) for i in range(8)]
-    return {name: (med[2 * k], med[2 * k + 1])
-            for k, name in enumerate(("import", "construct", "first", "later"))}
+    med = [statistics.median(r[i] for r in rows) for i in range(2 * len(_PHASES))]
+    return {name: (med[2 * k], med[2 * k + 1]) for k, name in enumerate(_PHASES)}
 
 
 def report_first(base: str, runs: int) -> tuple[float, float]:
-    print(f"\n4. first request after constructing a Client (fresh processes, medians of {runs};"
-          " wall ms / CPU ms)")
+    print(f"\n4. first request after constructing a Client and an explicit client.warm() "
+          f"(fresh processes, medians of {runs}; wall ms / CPU ms)")
     rows = {"modelwire": first_request(base, _FIRST, runs),
             "raw httpx": first_request(base, _FIRST_RAW, runs)}
     for name, r in rows.items():
         print(f"  {name:<10}" + "  ".join(f"{k} {r[k][0] * 1e3:.2f}/{r[k][1] * 1e3:.2f}"
-                                          for k in ("import", "construct", "first", "later"))
+                                          for k in _PHASES)
               + f"  first/later {r['first'][0] / r['later'][0]:.2f}x wall, "
                 f"{r['first'][1] / r['later'][1]:.2f}x CPU")
     mw, raw = rows["modelwire"], rows["raw httpx"]
@@ -465,17 +474,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
     parser.add_argument("--only", default="1234", help="parts to run, e.g. 4 or 13")
+    parser.add_argument("--other-src", metavar="DIR",
+                        help="also run the parts for another checkout (its DIR/src), side by side")
+    parser.add_argument("--base", help=argparse.SUPPRESS)  # a child of --other-src: the server
+    parser.add_argument("--src", help=argparse.SUPPRESS)  # a child of --other-src: its src
     args = parser.parse_args()
+    global SRC
+    if args.src:
+        SRC = args.src
     n_sync, n_async, n_stream = (200, 800, 5) if args.quick else (1000, 4000, 20)
+    if args.base:
+        report(args.base, n_sync, n_async, n_stream, args.only, 5 if args.quick else 9)
+        return
     ports: Any = multiprocessing.Queue()
     server = multiprocessing.Process(target=_serve, args=(ports,), daemon=True)
     server.start()
     base = f"http://127.0.0.1:{ports.get(timeout=10)}"
     try:
-        report(base, n_sync, n_async, n_stream, args.only, 5 if args.quick else 9)
+        if args.other_src:
+            side_by_side(base, args)
+        else:
+            report(base, n_sync, n_async, n_stream, args.only, 5 if args.quick else 9)
     finally:
         server.terminate()
         server.join(5)
+
+
+def side_by_side(base: str, args: argparse.Namespace) -> None:
+    """This checkout and ``--other-src``, each in a child process against ``base``; then
+    every ratio of both, and how the other's compares."""
+    ratios: list[dict[str, float]] = []
+    other = str(Path(args.other_src).resolve() / "src")
+    for label, src in (("this checkout", os.path.abspath(SRC)), (f"other: {other}", other)):
+        cmd = [sys.executable, os.path.abspath(__file__), "--base", base, "--only", args.only,
+               "--src", src] + (["--quick"] if args.quick else [])
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True,
+                             env=dict(os.environ, PYTHONPATH=src)).stdout
+        print(f"=== {label}\n{out}")
+        ratios.append({m[1].strip(): float(m[2]) for m in re.finditer(
+            r"^  \s*(\S.*?)\s+(-?[\d.]+)x  goal", out, re.MULTILINE)})
+    print("side by side (this checkout | other | this / other)")
+    for label, mine in ratios[0].items():
+        theirs = ratios[1].get(label)
+        if theirs:
+            print(f"  {label:<42}{mine:>7.2f}x {theirs:>7.2f}x  {mine / theirs:>6.2f}")
 
 
 def report(base: str, n_sync: int, n_async: int, n_stream: int, only: str = "1234",

@@ -1,6 +1,7 @@
 """The gateway's own cost per request, without sockets: CPU time and bytecodes.
 
-Run: ``.venv/bin/python bench/gateway_path.py [--turns N] [--requests N] [--by]``.
+Run: ``.venv/bin/python bench/gateway_path.py [--turns N] [--requests N] [--by]``;
+``--other-src DIR`` runs it for this checkout and another (DIR/src) and prints both.
 
 ``bench/gateway.py`` measures the gateway as deployed, and at concurrency 1 most of what
 it sees is the machine's: sockets, wake-ups across cores, cold caches after each wait,
@@ -355,6 +356,35 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, co
     return f"not counted: no summary in {dump}"
 
 
+def _side_by_side(other: Path) -> int:
+    """This script's run for this checkout, then for ``other``, and the figures' ratios."""
+    import re
+    import subprocess
+
+    argv: list[str] = []  # this run's options, but --other-src
+    rest = iter(sys.argv[1:])
+    for arg in rest:
+        if arg == "--other-src":
+            next(rest, None)
+        elif not arg.startswith("--other-src="):
+            argv.append(arg)
+    here = Path(__file__).resolve()
+    runs = []
+    for label, src in (("this checkout", here.parent.parent / "src"), (f"other: {other}", other)):
+        out = subprocess.run([sys.executable, str(here), *argv], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": str(src)}).stdout
+        print(f"=== {label}\n{out}")
+        runs.append({m[1]: (float(m[2]), float(m[3].replace(",", ""))) for m in re.finditer(
+            r"^  (\S+)\s.*?([\d.]+) µs CPU,\s+([\d,]+) bytecodes", out, re.MULTILINE)})
+    print("side by side (this checkout / other)")
+    for model, (cpu, codes) in runs[0].items():
+        if model in runs[1]:
+            o_cpu, o_codes = runs[1][model]
+            print(f"  {model:9} CPU {cpu:7.1f} / {o_cpu:7.1f} µs = {cpu / o_cpu:.3f}   "
+                  f"bytecodes {codes:7,.0f} / {o_codes:7,.0f} = {codes / o_codes:.3f}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--turns", type=int, default=0, help="an agent's conversation of N exchanges (default 0)")
@@ -378,8 +408,13 @@ def main() -> int:
     ap.add_argument("--teams", action="store_true",
                     help="teams on: each request carries a virtual key with a budget, rpm and tpm "
                          "(looked up, admitted, settled, its spend row written in batches)")
+    ap.add_argument("--other-src", metavar="DIR",
+                    help="run for this checkout and for another one (its DIR/src), each in a process "
+                         "of its own, and print them side by side")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.other_src:
+        return _side_by_side(Path(args.other_src).resolve() / "src")
     if args.cold and not args.instructions:
         ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
     global STREAM, METRICS_OFF, TEAMS

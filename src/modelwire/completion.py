@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ._slotinit import slot_init
-
 if TYPE_CHECKING:
     from .providers.prices import Price
     from .types import AssistantMessage, FinishReason, ToolCall, Usage
@@ -20,7 +18,6 @@ AttemptOutcome: TypeAlias = Literal[
 PRIMARY_COOLING = "primary cooling after fallback"
 
 
-@slot_init  # built for every request (the gateway's hot path)
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One try at serving a turn: which provider and model, and how it ended.
@@ -45,7 +42,6 @@ class Timing:
     waited: float
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class Completion:
     """One assistant turn in the Chat Completions shape.

@@ -21,8 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._slotinit import slot_init
-
 if TYPE_CHECKING:
     from .errors import ModelwireError
     from .types import FinishReason, Usage
@@ -44,19 +42,16 @@ __all__ = [
 ]
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     text: str
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class RefusalDelta:
     text: str
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
     """A piece of reasoning: readable ``text``, a ``signature``, or ``redacted`` data."""
@@ -66,7 +61,6 @@ class ReasoningDelta:
     redacted: str | None = None
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class ReasoningBlock:
     """A finished provider-native reasoning block, byte-exact, and its issuer."""
@@ -75,7 +69,6 @@ class ReasoningBlock:
     block: dict[str, Any]
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
     index: int
@@ -83,20 +76,17 @@ class ToolCallStart:
     name: str
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallDelta:
     index: int
     arguments: str  # a fragment of the JSON arguments string
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolCallEnd:
     index: int
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class UsageEvent:
     """Usage so far. Cumulative: the latest one wins, never sum them."""
@@ -104,7 +94,6 @@ class UsageEvent:
     usage: Usage
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class Finish:
     """The turn ended. ``native`` is the provider's own reason (``end_turn``,
@@ -117,7 +106,6 @@ class Finish:
     stop_sequence: str | None = None
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class Annotation:
     """A note on the answer's text, in Chat Completions' shape: ``{"type": "url_citation",
@@ -128,7 +116,6 @@ class Annotation:
     annotation: dict[str, Any]
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class Passthrough:
     """A provider block with no Chat Completions meaning, kept verbatim."""
@@ -137,7 +124,6 @@ class Passthrough:
     block: dict[str, Any]
 
 
-@slot_init
 @dataclass(frozen=True, slots=True)
 class StreamError:
     """An error the provider reported inside a started stream."""

@@ -36,6 +36,37 @@ def test_configured_clients_are_built_at_startup(emulator, tmp_path):
         assert set(gw.gateway._clients) == {"a", "b"}
 
 
+_WARMS = """
+import sys
+from modelwire import AsyncClient
+from modelwire.config import load_config
+from modelwire.gateway.app import Gateway
+
+warmed = []
+real = AsyncClient.warm
+AsyncClient.warm = lambda self: (warmed.append(self.model), real(self))[1]  # this process only
+gateway = Gateway(load_config(sys.argv[1]), environ={})
+gateway.warm_up()
+print(" ".join(sorted(warmed)))
+"""
+
+
+def test_startup_warms_each_configured_client_not_just_builds_it(emulator, tmp_path):
+    # a fresh interpreter: what is imported is what is under test
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "modelwire.yaml"
+    path.write_text(f"models:\n  a: {{provider: emulator, model: emulator-1, base_url: '{emulator.openai_base_url()}'}}\n"
+                    f"  b: {{provider: emulator, model: emulator-1, base_url: '{emulator.openai_base_url()}'}}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run([sys.executable, "-c", _WARMS, str(path)], capture_output=True, text=True,
+                         timeout=60, env=env, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["a", "b"]  # each configured model's client, warmed once
+
+
 def test_repeated_header_first_value_wins(gateway):
     # two Authorization headers: the first is the gateway key and is the one checked
     r = httpx.post(gateway.base_url + "/v1/chat/completions",
@@ -90,7 +121,7 @@ def test_body_limit_is_a_413_in_each_doors_shape_declared_or_streamed(emulator, 
 # ------------------------------------------------------------------ any ASGI server
 # `modelwire serve` calls the front doors' handlers from its own HTTP protocol (no ASGI
 # scope or messages); the app is still an ASGI app that any server can run. These run the
-# same requests through uvicorn's own protocol, i.e. through asgi.Endpoint and asgi.Reply.
+# same requests through uvicorn's own protocol, i.e. through the ASGI adapter (asgi.Endpoint).
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from modelwire import errors as E
@@ -127,22 +129,59 @@ def test_request_ids_are_unique_in_a_process_and_across_a_fork():
     assert child[:20] != request_id()[:20]  # another 64-bit prefix
 
 
-def test_reply_headers_are_wire_safe_on_both_start_messages():
-    from modelwire.gateway.asgi import Reply
+def _asgi_messages(reply: Any) -> list[dict[str, Any]]:
+    """What an ASGI server is sent for ``reply`` (the gateway's ASGI adapter)."""
+    import asyncio
+
+    from modelwire.gateway.asgi import Endpoint
+
+    sent: list[dict[str, Any]] = []
+
+    async def handler(request: Any) -> Any:
+        return reply
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(Endpoint(handler)({"type": "http", "headers": []}, receive, send))
+    return sent
+
+
+def test_reply_headers_are_wire_safe_in_the_head_and_through_asgi():
+    from modelwire.gateway.serving import Reply
 
     reply = Reply(200, b"{}", {"x-modelwire-model": "p/模型\r\nx-evil: 1", "x-request-id": "req_1"})
-    generic = dict(reply._start()["headers"])  # for any ASGI server
-    assert generic[b"x-modelwire-model"] == b"p/%E6%A8%A1%E5%9E%8B%0D%0Ax-evil: 1"
-    assert generic[b"x-request-id"] == b"req_1" and generic[b"content-length"] == b"2"
-    ready = reply._start_head()  # for the gateway's own protocol (modelwire.head)
-    assert ready["modelwire.head"] == (b"content-length: 2\r\ncontent-type: application/json\r\n"
-                                       b"x-modelwire-model: p/%E6%A8%A1%E5%9E%8B%0D%0Ax-evil: 1\r\n"
-                                       b"x-request-id: req_1\r\n")
-    assert ready["modelwire.sized"] is True
-    assert Reply(204)._start_head()["modelwire.sized"] is False  # no length on a 204
+    head, sized = reply.head()  # for the gateway's own protocol
+    assert head == (b"content-length: 2\r\ncontent-type: application/json\r\n"
+                    b"x-modelwire-model: p/%E6%A8%A1%E5%9E%8B%0D%0Ax-evil: 1\r\n"
+                    b"x-request-id: req_1\r\n")
+    assert sized is True
+    start, body = _asgi_messages(reply)  # for any ASGI server: the same lines as pairs
+    assert start["type"] == "http.response.start" and start["status"] == 200
+    assert start["headers"] == [(b"content-length", b"2"), (b"content-type", b"application/json"),
+                                (b"x-modelwire-model", b"p/%E6%A8%A1%E5%9E%8B%0D%0Ax-evil: 1"),
+                                (b"x-request-id", b"req_1")]
+    assert body == {"type": "http.response.body", "body": b"{}", "more_body": False}
+    assert Reply(204).head()[1] is False  # no length on a 204
     # a value that is not a string still goes out as text, never a failed answer
     head, _ = Reply(429, b"{}", {"retry-after": 30, "x-request-id": "req_2"}).head()
     assert b"retry-after: 30\r\nx-request-id: req_2\r\n" in head
+
+
+def test_an_asgi_stream_gets_no_length_and_ends_with_an_empty_last_body():
+    from modelwire.gateway.serving import Reply
+
+    async def pieces() -> Any:
+        yield b"data: 1\n\n"
+        yield b"data: 2\n\n"
+
+    start, *bodies = _asgi_messages(Reply(200, content_type="text/event-stream", stream=pieces()))
+    assert start["headers"] == [(b"content-type", b"text/event-stream")]
+    assert [(m["body"], m["more_body"]) for m in bodies] == [
+        (b"data: 1\n\n", True), (b"data: 2\n\n", True), (b"", False)]
 
 
 def test_access_lines_written_directly_read_as_logging_writes_them(monkeypatch):
@@ -175,15 +214,13 @@ def test_access_lines_written_directly_read_as_logging_writes_them(monkeypatch):
     assert through_logging.getvalue() == "INFO req_1 chat_completions model=m upstream=p/m status=200 latency_ms=12.3 tokens=7\n"
 
 
-def test_both_start_messages_agree_on_what_is_not_wire_safe():
-    # the ready-made head checks its lines in one call; the generic start per header:
-    # a control character (here a NUL and a tab) is encoded the same way by both
-    from modelwire.gateway.asgi import Reply
+def test_the_head_encodes_control_characters_it_checked_in_one_call():
+    # the head checks all its lines in one call, then encodes per header: a control
+    # character (here a NUL and a tab) is percent-encoded, the rest of the value kept
+    from modelwire.gateway.serving import Reply
 
-    reply = Reply(200, b"{}", {"x-modelwire-model": "p/a\x00b\tc"})
-    generic = dict(reply._start()["headers"])[b"x-modelwire-model"]
-    assert generic == b"p/a%00b%09c"
-    assert b"x-modelwire-model: " + generic + b"\r\n" in reply._start_head()["modelwire.head"]
+    head, _ = Reply(200, b"{}", {"x-modelwire-model": "p/a\x00b\tc"}).head()
+    assert head.endswith(b"\r\nx-modelwire-model: p/a%00b%09c\r\n")
 
 
 def test_overhead_ms_text_has_three_decimals_like_float_formatting():
@@ -198,7 +235,7 @@ def test_overhead_ms_text_has_three_decimals_like_float_formatting():
 
 
 def test_reply_head_lines_with_no_one_or_several_headers():
-    from modelwire.gateway.asgi import Reply
+    from modelwire.gateway.serving import Reply
 
     assert Reply(200, b"{}", {}).head() == (b"content-length: 2\r\ncontent-type: application/json\r\n", True)
     assert Reply(200, b"{}", {"a": "1"}).head()[0].endswith(b"application/json\r\na: 1\r\n")

@@ -47,12 +47,6 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"data: first\n\n", "more_body": True})
         SEEN["after_body"] = await receive()  # blocks until the client goes
-    elif path == "/ready":  # the modelwire.head extension: header lines made by the app
-        assert "modelwire.head" in scope["extensions"]
-        await send({"type": "http.response.start", "status": 200, "headers": [],
-                    "modelwire.head": b"content-length: 2\r\ncontent-type: application/json\r\n",
-                    "modelwire.sized": True})
-        await send({"type": "http.response.body", "body": b"{}"})
     elif path == "/empty":
         await send({"type": "http.response.start", "status": 204, "headers": []})
         await send({"type": "http.response.body", "body": b""})
@@ -70,14 +64,34 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b"no"})
 
 
-async def _serving(keep_alive: float = 2) -> tuple[Any, asyncio.Future[None], int]:
+class _WithDirect:
+    """``app``, plus a direct handler for ``/ready`` (as gateway.app.FrontDoors has): its
+    header lines come ready-made from the gateway's Reply."""
+
+    def __init__(self) -> None:
+        self.direct = {("/ready", "POST"): self.ready}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await app(scope, receive, send)
+
+    async def ready(self, request: Any) -> Any:
+        from modelwire.gateway.serving import Reply
+
+        async for _ in request.stream():
+            pass
+        return Reply(200, b"{}")
+
+
+async def _serving(keep_alive: float = 2, direct: bool = False) -> tuple[Any, asyncio.Future[None], int]:
     """uvicorn with GatewayHTTP on a free port, started: (server, its task, port)."""
     import uvicorn
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, http=GatewayHTTP, lifespan="off",
+    # direct: not wrapped in uvicorn's proxy-headers middleware, which turns direct calls off
+    config = uvicorn.Config(_WithDirect() if direct else app, host="127.0.0.1", port=port,
+                            http=GatewayHTTP, lifespan="off", proxy_headers=not direct,
                             log_level="critical", access_log=False, timeout_keep_alive=keep_alive)
     srv = uvicorn.Server(config)
     # uvicorn would take SIGINT/SIGTERM in this (main) thread while serving: leave them alone
@@ -267,8 +281,9 @@ async def test_shutdown_closes_idle_connections():
     writer.close()
 
 
-async def test_ready_made_header_lines_are_framed_like_any_answer(server):
-    reader, writer = await asyncio.open_connection(*server)
+async def test_a_direct_replys_header_lines_are_framed_like_any_answer():
+    srv, task, port = await _serving(direct=True)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     for _ in range(2):  # kept alive: the second answer on the same connection
         writer.write(_post("/ready"))
         status, headers, body = await _read_response(reader)
@@ -280,6 +295,8 @@ async def test_ready_made_header_lines_are_framed_like_any_answer(server):
     assert headers[b"connection"] == [b"close"] and body == b"{}"
     assert await asyncio.wait_for(reader.read(), 5) == b""
     writer.close()
+    srv.should_exit = True
+    await asyncio.wait_for(task, 10)
 
 
 async def test_keep_alive_counts_from_the_last_answer_not_the_first():
@@ -359,7 +376,7 @@ class _DirectApp:
         raise AssertionError("the direct handler should have been called")
 
     async def events(self, request: Any) -> Any:
-        from modelwire.gateway.asgi import Reply
+        from modelwire.gateway.serving import Reply
 
         upstream = self.upstream
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from ..accumulate import Accumulator
@@ -104,18 +104,10 @@ class _Base:
         self._upstream: Upstream | None = None  # the primary's, once asked for
         # resolve the whole chain now: configuration errors surface at construction
         self._settings.chain()
-        # the first request should cost about what later ones do: its one-time work
-        # (imports, caches, the HTTP stack's first use) runs now, offline; only the
-        # connection itself is left for it (`import modelwire` itself stays light)
-        self._warm()
-        # reports begin with the caller's first call (the warm-up's offline passes are not calls)
         self._settings.observer = observer
 
     def _http(self) -> Any:  # each client's own transport (sync or async)
         raise NotImplementedError
-
-    def _warm(self) -> None:
-        _dry_run(self._settings, self._settings.endpoint(self.model, primary=True))
 
     @property
     def model(self) -> str:
@@ -172,13 +164,10 @@ class _Base:
 
 
 # (api mode, transport kind) pairs already dry-run in this process: what a dry run pays
-# for (imports, process-wide caches) is paid once, so a second Client skips it (~1.6 ms)
+# for (imports, process-wide caches) is paid once, so a second Client skips it
 _DRY_RUNS: set[tuple[str, str]] = set()
-# CPython 3.11 runs a function's bytecode unspecialized until it has been called 8 times
-# (later versions specialize sooner): a first request that runs the path for the first
-# time costs ~1.5x the CPU of a later one measured here. Eight offline passes at
-# construction (~4 ms, on the ~200 ms that importing httpx already costs) bring the first
-# request to 1.3-1.7x a later one; the rest is the new connection.
+# passes of the dry run: enough for CPython to specialize the path's bytecode
+# (docs/performance, "Why the code is as it is")
 _WARM_PASSES = 8
 
 
@@ -196,6 +185,7 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
     _DRY_RUNS.add(key)
     import orjson
 
+    observer, settings.observer = settings.observer, None  # the offline passes are no calls
     try:
         acc = Accumulator(model=endpoint.model_id, ordered=endpoint.profile.api_mode == "anthropic_messages")
         for event in (TextDelta("ok"), Finish("stop")):
@@ -208,18 +198,20 @@ def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | Non
                 answer = send(request, endpoint.base_url, settings.timeouts, answer,
                               passes=_WARM_PASSES)
             turn.succeed(turn.decode_response(answer))
-    except Exception as exc:  # noqa: BLE001  (a warm-up must never break construction)
+    except Exception as exc:  # noqa: BLE001  (a warm-up is an optimization: it never raises)
         log.debug("dry run for %s failed: %s", endpoint.profile.api_mode, exc)
+    finally:
+        settings.observer = observer
 
 
 class Client(_Base):
     """The sync client (httpx transport). See the module docstring.
 
-    Construction does the one-time work (httpx, the SSL context and connection pool,
-    the codecs, one request through the HTTP stack over an in-memory network), so the
-    first request costs about what later ones do: make one Client and reuse it. No
-    connection is opened before the first request. Every model of the chain is resolved
-    here too, so a configuration error surfaces at construction.
+    Make one Client and reuse it: it keeps its connections. Every model of the chain
+    is resolved at construction, so a configuration error surfaces there; no connection
+    is opened before the first request. :meth:`warm` does the first request's one-time
+    work (imports, the SSL context, the HTTP stack's first use) ahead of time, for a
+    server whose first answer should be as quick as its later ones.
 
     Args:
         model: ``provider/model-id`` (``anthropic/claude-sonnet-4-6``), a model name from
@@ -263,8 +255,16 @@ class Client(_Base):
             clients; default, one of the client's own.
     """
 
-    def _warm(self) -> None:
-        http = self._http()  # httpx imported and its pool made at construction
+    def warm(self) -> None:
+        """Do the first request's one-time work now, offline, so the first real request
+        costs about what later ones do: httpx's import, the SSL context, the primary
+        model's codec, and a few passes of one canned request through prepare, encode,
+        the HTTP stack (over a loopback listener of its own, or from memory where binding
+        is not allowed) and decode. No connection to the upstream is opened. A server
+        calls it once at start-up (the gateway does, for each configured model); a script
+        that makes one request need not. Calling it again costs nothing: the work is done
+        once per process per protocol."""
+        http = self._http()
         # an injected transport (tests, embedders) has no dry run: the codecs still warm
         _dry_run(self._settings, self._settings.endpoint(self.model, primary=True),
                  getattr(http, "warm", None), type(http).__qualname__)
@@ -597,10 +597,16 @@ class AsyncClient(_Base):
     (default ``asyncio.sleep``), and ``transport`` is an
     :class:`~modelwire.transport.AsyncTransport`."""
 
-    def _warm(self) -> None:
+    def warm(self) -> None:
+        """As :meth:`Client.warm`, for the async stack (no event loop is needed: the
+        transport's per-origin work is done now; connections still belong to the loop of
+        the first request)."""
         http = self._http()  # CA certificates load now; connections on first use
         ep = self._settings.endpoint(self.model, primary=True)
         warm = getattr(http, "warm", None)  # an injected transport has none
+        if warm is None:
+            _dry_run(self._settings, ep)
+            return
 
         def send(request: Any, base_url: str, timeouts: Any, answer: bytes, passes: int = 1) -> bytes:
             warm(request, base_url)
@@ -608,7 +614,7 @@ class AsyncClient(_Base):
 
         # per loop (connections belong to the loop that runs them): no dry run of the
         # HTTP exchange itself, only its per-origin work
-        _dry_run(self._settings, ep, send if warm is not None else None, "async")
+        _dry_run(self._settings, ep, send, "async")
 
     def upstream(self) -> Upstream:
         """The primary model as an :class:`~modelwire.client.Upstream`: what a relay needs
@@ -775,39 +781,52 @@ class AsyncStream:
         # seconds of the Client's own work so far (preparing and encoding each attempt),
         # not its waits: what a relay adds to its own time before the first event
         self.work = 0.0
-        self._batched = False
-        self._gen = self._run()
+        # made on first use: the events (iteration) or their batches (batches())
+        self._gen: AsyncGenerator[StreamEvent, None] | None = None
+        self._batch_gen: AsyncGenerator[list[StreamEvent], None] | None = None
 
     def batches(self) -> AsyncIterator[list[StreamEvent]]:
         """The events grouped as they arrived, one list per upstream read, so a relay
         (the gateway) writes each group at once instead of once per event. Call it
-        instead of iterating the stream directly, before the first event."""
-        self._batched = True
-        return self._gen  # type: ignore[return-value]
+        instead of iterating the stream, before the first event."""
+        if self._gen is not None or self._batch_gen is not None:
+            raise RuntimeError("batches() is called once, before the stream is iterated")
+        self._batch_gen = self._fed_batches()
+        return self._batch_gen
 
     @property
     def model(self) -> str:
         """The model serving this stream now (a fallback may have taken over)."""
         return self._turn.endpoint.model_id
 
-    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+    def _events_gen(self) -> AsyncGenerator[StreamEvent, None]:
+        if self._gen is None:
+            if self._batch_gen is not None:
+                raise RuntimeError("the stream is consumed through batches()")
+            self._gen = self._fed_events()
         return self._gen
 
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        return self._events_gen()
+
     async def __anext__(self) -> StreamEvent:
-        return await self._gen.__anext__()
+        return await self._events_gen().__anext__()
 
     async def text(self) -> AsyncIterator[str]:
         """Only the answer's text: ``async for text in client.stream(messages).text():``
         (see :meth:`Stream.text`)."""
+        events = self._events_gen()
         try:
-            async for event in self._gen:
+            async for event in events:
                 if type(event) is TextDelta:
                     yield event.text
         finally:
-            await self._gen.aclose()
+            await events.aclose()
 
     async def aclose(self) -> None:
-        await self._gen.aclose()
+        for gen in (self._gen, self._batch_gen):
+            if gen is not None:
+                await gen.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -815,7 +834,28 @@ class AsyncStream:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _run(self) -> AsyncIterator[StreamEvent]:
+    # Both consumers feed the accumulator just before the caller sees the events, so an
+    # interrupted stream's completion holds exactly what reached the caller.
+    async def _fed_events(self) -> AsyncGenerator[StreamEvent, None]:
+        async with contextlib.aclosing(self._run()) as batches:
+            async for acc, batch in batches:
+                feed = acc.feed
+                for event in batch:
+                    feed(event)
+                    yield event
+
+    async def _fed_batches(self) -> AsyncGenerator[list[StreamEvent], None]:
+        async with contextlib.aclosing(self._run()) as batches:
+            async for acc, batch in batches:
+                feed = acc.feed
+                for event in batch:
+                    feed(event)
+                yield batch
+
+    async def _run(self) -> AsyncGenerator[tuple[Accumulator, list[StreamEvent]], None]:
+        """The turn's attempts, as non-empty batches of events not yet fed to the attempt's
+        accumulator (given with them); a StreamError ends its batch and is raised once the events before it
+        are taken, so it counts as a failure after the start only when some were."""
         import asyncio  # here, not at module level: a sync Client never needs asyncio
 
         turn = self._turn
@@ -837,17 +877,12 @@ class AsyncStream:
                             raise turn.http_error(resp.status, resp.headers, await resp.read())
                         if _is_json(resp):
                             done = turn.decode_response(await resp.read())
-                            replayed = _replay(done, acc)
+                            yield acc, _events_of(done)
                             self.completion = turn.succeed(done)
-                            if self._batched:
-                                yield replayed  # type: ignore[misc]
-                            else:
-                                for event in replayed:
-                                    yield event
                         else:
-                            async with contextlib.aclosing(self._events(resp, acc)) as events:
-                                async for event in events:
-                                    yield event
+                            async with contextlib.aclosing(self._batches(resp, acc)) as batches:
+                                async for batch in batches:
+                                    yield acc, batch
                     return
                 except ModelwireError as exc:
                     if acc is not None and acc.started:
@@ -862,7 +897,7 @@ class AsyncStream:
         finally:
             turn.release()
 
-    async def _events(self, resp: Any, acc: Accumulator) -> AsyncIterator[StreamEvent]:
+    async def _batches(self, resp: Any, acc: Accumulator) -> AsyncGenerator[list[StreamEvent], None]:
         decoder = self._turn.decoder()
         interrupt = self._interrupt
         renew_at = self._turn.renew_at()
@@ -874,31 +909,18 @@ class AsyncStream:
                     return
                 if renew_at is not None and time.monotonic() > renew_at:
                     renew_at = self._turn.renew()
-                if self._batched:
-                    batch = _fold(decoder.feed(chunk), acc)
+                batch = decoder.feed(chunk)
+                if batch:
+                    batch, error = _split_at_error(batch)
                     if batch:
-                        yield batch  # type: ignore[misc]
-                    if type(batch) is _Failed:
-                        raise batch.error
-                    continue
-                for event in decoder.feed(chunk):
-                    if type(event) is StreamError:
-                        raise event.error
-                    acc.feed(event)
-                    yield event
-        closing = decoder.close()
-        if self._batched:
-            batch = _fold(closing, acc)
-            if batch:
-                yield batch  # type: ignore[misc]
-            if type(batch) is _Failed:
-                raise batch.error
-            closing = []
-        for event in closing:
-            if type(event) is StreamError:
-                raise event.error
-            acc.feed(event)
-            yield event
+                        yield batch
+                    if error is not None:
+                        raise error
+        batch, error = _split_at_error(decoder.close())
+        if batch:
+            yield batch
+        if error is not None:
+            raise error
         acc.model = getattr(decoder, "model", None) or acc.model
         self.completion = self._turn.succeed(acc.result())
 
@@ -913,19 +935,11 @@ class AsyncStream:
         self._interrupted()
 
 
-class _Failed(list):  # type: ignore[type-arg]
-    """A batch cut by a StreamError: the events before it, then the error to raise."""
-
-    __slots__ = ("error",)
-
-
-def _fold(events: list[StreamEvent], acc: Accumulator) -> list[StreamEvent]:
-    """Feed ``events`` to ``acc`` up to the first StreamError; return them as one batch
-    (a :class:`_Failed` carrying the error when one cut the batch short)."""
+def _split_at_error(events: list[StreamEvent]) -> tuple[list[StreamEvent], ModelwireError | None]:
+    """The events before the first StreamError, and its error (``None``: there was none)."""
+    if StreamError not in map(type, events):  # the usual case, without a loop in Python
+        return events, None
     for i, event in enumerate(events):
         if type(event) is StreamError:
-            failed = _Failed(events[:i])
-            failed.error = event.error  # type: ignore[union-attr]
-            return failed
-        acc.feed(event)
-    return events
+            return events[:i], event.error
+    return events, None

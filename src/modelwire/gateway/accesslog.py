@@ -4,9 +4,8 @@ The access log is a ``logging`` logger (``modelwire.gateway.access``), so any lo
 setup can take it over. ``modelwire serve`` gives it an :class:`AccessHandler` on stderr;
 while that handler is the logger's only one, with its own format and no filters, a line
 is formatted and written directly: the same text the logging machinery would produce, at
-a fraction of its cost (a ``LogRecord`` and the formatter came to ~75 µs of CPU per
-request in a gateway at concurrency 1, about a seventh of the whole). Any other setup goes
-through ``logging`` as usual.
+a fraction of its cost (docs/performance, "Why the code is as it is"). Any other setup
+goes through ``logging`` as usual.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from ..teams.admin import KeyAdmin, key_view, team_view, total_view
-from .asgi import Reply
+from .serving import Reply
 
 __all__ = ["AdminAPI"]
 

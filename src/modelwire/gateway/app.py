@@ -90,14 +90,15 @@ class Gateway:
             gw.metrics.keys_env or "MODELWIRE_METRICS_KEYS", env)
 
     def warm_up(self) -> None:
-        """Build each configured model's client and load the codecs at startup, so the
-        first requests do not pay for imports and tables (and startup's objects can be
-        frozen). A model that cannot be built now still gets its error per request."""
+        """Build and warm (:meth:`AsyncClient.warm <modelwire.AsyncClient.warm>`) each
+        configured model's client and load the codecs at startup, so the first requests
+        do not pay for imports and tables (and startup's objects can be frozen). A model
+        that cannot be built now still gets its error per request."""
         from .. import codecs  # noqa: F401 - importing it loads every codec (CODECS)
 
         for name in self.models.names:
             try:
-                self.client(name)
+                self.client(name).warm()
             except ModelwireError as exc:  # reported where it matters: on its requests
                 log.debug("model %s not prepared at startup: %s", name, exc)
 
@@ -233,9 +234,9 @@ class Gateway:
     def metrics_reply(self, headers: Any) -> Any:
         """``GET /metrics``: the exposition text, for a scraper holding a metrics key
         (``gateway.metrics.keys_env``; unset: the gateway's own keys)."""
-        from .asgi import Reply
         from .errors import GatewayError
         from .request import error_response, request_id
+        from .serving import Reply
 
         if self.observe is None or self.observe.metrics is None:
             return Reply(404, b'{"error": "metrics are off (gateway.metrics.enabled)"}')
@@ -327,7 +328,8 @@ def create_app(config: Config | None = None, *, environ: dict[str, str] | None =
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    from .asgi import Endpoint, Reply
+    from .asgi import Endpoint
+    from .serving import Reply
 
     if config is None:
         from ..config import load_config
@@ -369,7 +371,7 @@ def create_app(config: Config | None = None, *, environ: dict[str, str] | None =
     async def root(request: Any) -> Any:
         return Reply(200, identity)
 
-    # Starlette routes; the endpoints are plain ASGI (see .asgi for why)
+    # Starlette routes; the endpoints are plain ASGI (see .asgi)
     routes = [
         Route("/v1/chat/completions", Endpoint(handlers.chat_completions), methods=["POST"]),
         Route("/v1/messages", Endpoint(handlers.messages), methods=["POST"]),
@@ -414,10 +416,9 @@ def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
 class FrontDoors:
     """The gateway's ASGI app: an exact (path, method) match goes straight to its
     endpoint; everything else (lifespan, unknown paths, wrong methods, HEAD) goes
-    through Starlette. Starlette's middleware and route matching cost more per
-    request than the lookup, and the hot paths never need them. ``direct`` holds the
-    same endpoints' handlers, for the gateway's own HTTP protocol (:mod:`.h1server`),
-    which calls them without ASGI."""
+    through Starlette, whose middleware and route matching the front doors never need.
+    ``direct`` holds the same endpoints' handlers, for the gateway's own HTTP protocol
+    (:mod:`.h1server`); both reach them through :func:`.serving.serve`."""
 
     __slots__ = ("direct", "fast", "starlette")
 

@@ -18,10 +18,10 @@ from typing import Any
 import orjson
 
 from ..embeddings import decode_request, encode_response
-from .asgi import ClientGone, Reply
 from .depth import check_depth
 from .errors import GatewayError
 from .request import Ctx, failure_reply, read_body, request_id, served_headers
+from .serving import ClientGone, Reply
 
 __all__ = ["EmbeddingsDoor"]
 

@@ -57,7 +57,7 @@ async def forward(upstream: Upstream, door: Door, req: dict[str, Any], ctx: Any,
     """The response, or ``None`` to let the translating path (with its ladder) serve it;
     never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:
     the upstream's error is the answer)."""
-    from .asgi import Reply
+    from .serving import Reply
 
     stream = bool(req.get("stream"))
     fwd = Forward(upstream, door, ctx.raw, stream, client_headers, ctx.raw_model)

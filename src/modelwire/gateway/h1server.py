@@ -2,22 +2,16 @@
 
 uvicorn runs the server (sockets, workers, signals, lifespan, graceful shutdown, the
 ``date`` header); this class replaces only its per-connection protocol
-(``uvicorn.Config(http=GatewayHTTP)``, a documented option) because of what
-bench/gateway.py measured at concurrency 1:
+(``uvicorn.Config(http=GatewayHTTP)``, a documented option), for the gateway's
+latency (figures: docs/performance, "Why the code is as it is"):
 
-* uvicorn writes a response's head at ``http.response.start`` and its body at the
-  first ``http.response.body``: two ``write`` calls (on loopback each one runs the
-  receiver's TCP path, ~50 us here) and two wake-ups of the client for one JSON
-  answer. Here the head waits for the first body and both leave in one write; a
-  body that is complete at once gets a ``content-length`` instead of chunks.
-* per request uvicorn builds an ``asyncio.Event`` (pure Python), a keep-alive timer,
-  and checks every response header against a regex; the gateway's replies are
-  built by the gateway itself.
+* a response's head waits for its first body and both leave in one write; a body that
+  is complete at once gets a ``content-length`` instead of chunks;
 * the gateway's own endpoints (the app's ``direct`` table: exact path and method) are
-  called as ``handler(Request) -> Reply`` without ASGI's scope dict, message dicts and
-  a stream's watcher task (~700 bytecodes and ~15% of the CPU per request at load); a
-  stream's pieces written in one go leave in one write. Every other request, and any
-  app without the table, is served through ASGI as before.
+  served through :func:`.serving.serve` with the request's :class:`_Cycle` as the sink,
+  without ASGI's scope and message dicts; a stream's pieces written in one go leave in
+  one write. Every other request, and any app without the table, is served through
+  ASGI.
 
 What it keeps from uvicorn's behaviour: keep-alive with the configured timeout,
 pipelined requests answered in order, ``Expect: 100-continue``, read back-pressure
@@ -45,9 +39,9 @@ from urllib.parse import unquote
 import httptools
 import orjson
 
-from .asgi import ClientGone, Request
 from .errors import HttpError, error_body
 from .limits import Limits, default_max_connections
+from .serving import Request, serve
 
 __all__ = ["GatewayHTTP"]
 
@@ -65,10 +59,6 @@ _STATUS = {code: b"HTTP/1.1 %d %s\r\n" % (code, reason) for code, reason in _REA
 _ASGI = {"version": "3.0", "spec_version": "2.3"}
 _NAME = itemgetter(0)
 _TASK_NAME = "modelwire-request"
-# ASGI extensions this server offers (scope["extensions"], a new dict per request: an app
-# may change its scope). "modelwire.head": http.response.start may carry its header lines
-# ready-made, as ASCII bytes ("modelwire.head"; names lower-case, no framing header but a
-# content-length when "modelwire.sized"), in place of "headers"
 
 
 def _status_line(code: int) -> bytes:
@@ -99,7 +89,8 @@ def _json(code: int, text: str, error_code: str, path: bytes, default_headers: l
 
 
 class _Cycle:
-    """One request and its response."""
+    """One request and its response; for the gateway's own handlers, the
+    :class:`~.serving.Sink` its reply is served onto."""
 
     __slots__ = (
         "body", "chunked", "complete", "continue_", "disconnected", "handler", "head", "head_only",
@@ -112,7 +103,7 @@ class _Cycle:
         self.scope = scope  # None: a direct call of the gateway's handler (``handler``, ``raw``)
         self.handler: Any = None
         self.raw: list[tuple[bytes, bytes]] = []  # the header pairs, for a direct call
-        self.task: asyncio.Task[None] | None = None  # a direct stream's task: a disconnect cancels it
+        self.task: asyncio.Task[Any] | None = None  # a direct stream's task: a disconnect cancels it
         self.keep_alive = keep_alive
         self.continue_ = continue_  # Expect: 100-continue not yet answered
         self.head_only = head_only
@@ -168,18 +159,29 @@ class _Cycle:
         if kind == "http.response.start":
             if self.started:
                 raise RuntimeError("http.response.start sent twice")
-            ready = message.get("modelwire.head")
-            if ready is not None:  # the extension: lines made by the app (asgi.Reply)
-                self.begin(message["status"], ready, message.get("modelwire.sized", False))
-            else:
-                self.begin(message["status"], None, False, message.get("headers", ()))
+            self.begin(message["status"], None, False, message.get("headers", ()))
             return
         raise RuntimeError(f"unexpected ASGI message {kind!r}")
 
+    # the Sink of a direct call (gateway.serving.serve)
+    def start(self, status: int, head: bytes, sized: bool) -> None:
+        self.begin(status, head, sized)
+
+    async def send_body(self, body: bytes, more: bool) -> None:
+        if not more:
+            self.write(body, False)
+            return
+        self.write(body, True, soon=True)
+        if self.proto.write_paused and not self.disconnected:
+            await self.proto.drain()
+
+    def watch(self, task: asyncio.Task[Any] | None) -> None:
+        self.task = task  # connection_lost cancels it
+
     def begin(self, status: int, ready: bytes | None, sized: bool, headers: Any = ()) -> None:
         """The response's head, kept until the first body goes with it: ``ready``, header
-        lines made by the app (``sized``: they hold a content-length), or else the app's
-        ``headers`` pairs."""
+        lines of a direct call's reply (``sized``: they hold a content-length), or else an
+        ASGI app's ``headers`` pairs."""
         self.started = True
         proto = self.proto
         parts = [_status_line(status), proto.default_head()]
@@ -297,7 +299,7 @@ class GatewayHTTP(asyncio.Protocol):
         self.cycle: _Cycle | None = None  # the request being answered
         self.waiting: deque[_Cycle] = deque()  # pipelined requests, in order
         # keep-alive: one timer per connection, re-armed when it fires rather than
-        # cancelled and made again per request (a timer handle each way, per request)
+        # cancelled and made again per request
         self.timer: Any = None
         self.idle_since: float | None = None  # when the last response ended; None: busy
         self.head_since: float | None = None  # when a request's head began to arrive
@@ -487,7 +489,7 @@ class GatewayHTTP(asyncio.Protocol):
         method = parser.get_method().decode("ascii")
         headers = self.headers
         keep_alive = version != "1.0" and parser.should_keep_alive() and not self.closing
-        # one C-level pass over the names; the values only when an Expect is there
+        # the values only when an Expect is there
         continue_ = b"expect" in map(_NAME, headers) and any(
             value.lower() == b"100-continue" for name, value in headers if name == b"expect")
         handler = self.direct.get((path, method)) if self.direct is not None else None
@@ -498,7 +500,6 @@ class GatewayHTTP(asyncio.Protocol):
                 "root_path": self.root_path, "path": self.root_path + path,
                 "raw_path": self.root_path.encode() + raw_path, "query_string": query,
                 "headers": headers, "state": self.app_state.copy(),
-                "extensions": {"modelwire.head": {}},
             }
             cycle = self.parsing = _Cycle(self, scope, keep_alive, continue_, method == "HEAD")
         else:
@@ -541,8 +542,7 @@ class GatewayHTTP(asyncio.Protocol):
         if self.limit is not None and (len(self.state.connections) > self.limit or len(self.state.tasks) >= self.limit):
             task = self.loop.create_task(self._unavailable(cycle))
         elif self.loop.get_task_factory() is None:
-            # named: an unnamed task formats "Task-<n>" with C printf, code no other part
-            # of a request runs (cold at concurrency 1); what create_task would have made
+            # what create_task would make, named: an unnamed one formats "Task-<n>" per request
             task = asyncio.Task(self._run(cycle), loop=self.loop, name=_TASK_NAME)
         else:
             task = self.loop.create_task(self._run(cycle))
@@ -574,36 +574,8 @@ class GatewayHTTP(asyncio.Protocol):
             self._failed(cycle)
 
     async def _direct(self, cycle: _Cycle) -> None:
-        """The gateway's handler called as it is: what ``asgi.Endpoint`` and ``asgi.Reply``
-        do through ASGI messages, without the scope, the message dicts and the stream's
-        watcher task (a disconnect cancels the stream's task from ``connection_lost``)."""
-        try:
-            reply = await cycle.handler(Request(None, cycle.receive, cycle.raw))
-        except ClientGone:
-            return
-        head, sized = reply.head()
-        cycle.begin(reply.status, head, sized)
-        stream = reply.stream
-        if stream is None:
-            cycle.write(reply.body, False)
-            return
-        task = cycle.task = asyncio.current_task()
-        try:
-            async for chunk in stream:
-                cycle.write(chunk, True, soon=True)
-                if self.write_paused and not cycle.disconnected:
-                    await self.drain()
-            cycle.task = None
-            cycle.write(b"", False)
-        except asyncio.CancelledError:
-            if not cycle.disconnected or cycle.task is None:
-                raise
-            task.uncancel()  # ours: the client left, nothing more to send
-        finally:
-            cycle.task = None
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        """The gateway's handler, served onto the cycle (no scope, no message dicts)."""
+        await serve(cycle.handler, Request(None, cycle.receive, cycle.raw), cycle)
 
     def flush(self) -> None:
         """Write what :meth:`_Cycle.write` held (``soon``), in one ``write``."""

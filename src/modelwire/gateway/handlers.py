@@ -13,7 +13,6 @@ import orjson
 from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
 from ..types import ApiMode
-from .asgi import ClientGone, Reply
 from .depth import check_depth
 from .doors import DOORS, Door, open_sealed, seal_events, seal_message
 from .errors import GatewayError, from_exception, scrubbed
@@ -31,6 +30,7 @@ from .request import (
     served_headers,
 )
 from .seal import may_hold_envelope
+from .serving import ClientGone, Reply
 from .slots import HeldStream
 
 __all__ = ["make_handlers"]

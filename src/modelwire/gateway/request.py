@@ -47,15 +47,13 @@ os.register_at_fork(after_in_child=_new_id_prefix)  # a forked worker must not r
 
 def request_id() -> str:
     """``req_`` + 16 hex digits + 10 decimal ones: 64 random bits drawn once per process,
-    then a counter (unique without a getrandom syscall per request; uuid4 cost 3x as
-    much). Decimal, not hex: the int-to-text code every request already runs, not the
-    format-spec machinery that nothing else on the path needs."""
+    then a counter: unique without drawing randomness per request."""
     return f"{_ID_PREFIX}{next(_ID_COUNT)}"
 
 
 def ms_text(ms: float) -> str:
-    """``ms`` with three decimals (``x-modelwire-overhead-ms``), in integer arithmetic:
-    float formatting is code no other part of a request runs (cold at concurrency 1)."""
+    """``ms`` with three decimals (``x-modelwire-overhead-ms``), in integer arithmetic
+    (code every request runs anyway; docs/performance, "Why the code is as it is")."""
     us = int(ms * 1000.0 + 0.5) if ms > 0 else 0
     return f"{us // 1000}.{str(1000 + us % 1000)[1:]}"
 
@@ -63,7 +61,7 @@ def ms_text(ms: float) -> str:
 def error_response(err: HttpError, door: ApiMode, request_id: str) -> Any:
     import orjson
 
-    from .asgi import Reply
+    from .serving import Reply
 
     headers = {"x-request-id": request_id, **retry_after_header(err)}
     return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
@@ -71,7 +69,7 @@ def error_response(err: HttpError, door: ApiMode, request_id: str) -> Any:
 
 def request_options(req: dict[str, Any]) -> dict[str, Any]:
     """The request's fields with an internal meaning, as the Client's arguments."""
-    # the set operation in C: a request carries one or two of the nine, usually
+    # a request carries one or two of the nine, usually
     return {k: req[k] for k in req.keys() & _REQUEST_FIELDS if req[k] is not None}
 
 
@@ -102,7 +100,7 @@ async def read_body(request: Any, limit: int) -> bytes:
         raise _too_large(limit)
     message = await request.receive()
     if message["type"] == "http.disconnect":
-        from .asgi import ClientGone
+        from .serving import ClientGone
 
         raise ClientGone("the client disconnected while sending its request")
     body = message.get("body", b"")

@@ -44,7 +44,7 @@ def may_hold_envelope(raw: bytes) -> bool:
     escapes are looked for only in a body that has a backslash-u escape at all.
 
     ``find``, not ``in``: ``bytes in bytes`` first tries the needle as an integer and
-    formats a TypeError it then drops, twice per request on the gateway's path."""
+    formats a TypeError it then drops."""
     if raw.find(PREFIX_BYTES) >= 0:
         return True
     return raw.find(b"\\u") >= 0 and _SPELLED.search(raw) is not None

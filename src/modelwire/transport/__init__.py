@@ -2,10 +2,8 @@
 
 * :class:`AsyncHTTPTransport`: the async path, where the gateway lives. Direct
   origins go through :mod:`modelwire.transport.h1` (HTTP/1.1 on asyncio + httptools),
-  origins behind a proxy through aiohttp. httpx was never a candidate here (at 32
-  concurrent requests aiohttp did ~8x its throughput); aiohttp itself costs the
-  gateway ~0.45 ms more per request at concurrency 1 than ``_h1`` (measured, see
-  the class).
+  origins behind a proxy through aiohttp (why two: the class, and docs/performance,
+  "Why the code is as it is").
 * :class:`SyncHTTPTransport` (httpx): the sync path (``Client``).
 
 Both take an :class:`~modelwire.codecs.EncodedRequest` and a base URL, send it
@@ -14,7 +12,7 @@ with :class:`Timeouts` that apply per attempt, and return a :class:`Response`
 Both honour ``HTTPS_PROXY``/``NO_PROXY`` (httpx by itself; the async one resolves
 them once per origin, see :func:`env_proxy`, and sends proxied origins through
 aiohttp), pool connections per origin, and build their SSL context
-once (one per call costs ~20 ms of handshake setup).
+once (making one is slow: a context per call would slow every handshake).
 
 HTTP library exceptions become modelwire errors at exactly one seam per
 library (:func:`_h1_error`, :func:`_aiohttp_errors`, :func:`_httpx_errors`),
@@ -42,7 +40,6 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from .._slotinit import slot_init
 from ..errors import ConnectError, ReadTimeoutError, StreamInterruptedError, TransportError, redact
 from .headers import header_lines
 
@@ -85,7 +82,6 @@ class Timeouts:
         return self.stale if self.stale is not None else self.read
 
 
-@slot_init  # one per upstream answer
 @dataclass(frozen=True, slots=True)
 class Response:
     """A whole HTTP response: status, lowercased headers, body bytes."""
@@ -146,7 +142,7 @@ def env_proxy(origin: str, proxies: dict[str, str] | None = None) -> str | None:
     ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY`` (any case) by scheme, unless
     ``NO_PROXY`` covers the host — the rules httpx applies, via the standard library.
     ``proxies``: the environment's proxy table read earlier (``getproxies_environment``
-    walks every variable: ~0.3 ms here), else it is read now.
+    walks every variable), else it is read now.
     """
     import urllib.request
 
@@ -233,17 +229,16 @@ class AsyncHTTPTransport:
     """The async transport: direct origins through :mod:`modelwire.transport.h1` (HTTP/1.1 on
     asyncio + httptools), origins behind an environment proxy through aiohttp.
 
-    Why two: aiohttp costs ~0.45 ms more per request at concurrency 1 and about three
-    times the CPU (bench/gateway.py's floor columns), which is the gateway's whole
-    latency budget; but it knows proxies (CONNECT tunnels, proxy auth), so proxied
-    origins keep it. Connections and sessions belong to the event loop that made them,
+    Why two: aiohttp costs the gateway more latency and CPU per request than its whole
+    budget (bench/gateway.py's floor columns); but it knows proxies (CONNECT tunnels,
+    proxy auth), so proxied origins keep it. Connections and sessions belong to the event loop that made them,
     and a library client may be used from ``asyncio.run`` after ``asyncio.run``; so
     pools and sessions are kept per loop (weakly: a finished loop frees its entry).
     """
 
     def __init__(self, *, limit_per_host: int = 100, trust_env: bool = True) -> None:
         # asyncio is imported here, not at module level: the sync Client imports this
-        # module too and never needs asyncio (30-100 ms of imports measured here)
+        # module too and never needs asyncio (a long import)
         import asyncio
 
         from . import h1 as _h1
@@ -257,8 +252,8 @@ class AsyncHTTPTransport:
         # base URL -> (pool, path prefix) of a directly reached origin in the loop that
         # used it last, or _PROXIED: one lookup per request instead of six calls
         self._routes: dict[str, Any] = {}
-        # the environment's proxy variables, read once now as httpx.Client does (walking
-        # the environment on the first request cost it ~0.3 ms measured here)
+        # the environment's proxy variables, read once now as httpx.Client does, not on
+        # the first request
         self._env_proxies: dict[str, str] | None = None
         if trust_env:
             import urllib.request
@@ -317,7 +312,7 @@ class AsyncHTTPTransport:
         replaced by the body's real length; a caller's ``host`` replaces the origin's."""
         body = request.body
         headers = request.headers
-        # the names lower-cased in one C call, the lines made by C calls (no loop per header)
+        # the names lower-cased at once, to find the caller's framing headers
         given = set("\n".join(headers).lower().split("\n")) if headers else set()
         if not given.isdisjoint(_FRAMING):
             headers = {k: v for k, v in headers.items() if k.lower() not in _FRAMING}
@@ -462,9 +457,8 @@ class AsyncHTTPTransport:
                 ssl=_ssl_context(), limit=0, limit_per_host=self._limit_per_host
             )
             # Proxies come from the environment like httpx's (HTTPS_PROXY, NO_PROXY...),
-            # but resolved once per origin here (_proxy) rather than with aiohttp's
-            # trust_env=True, which looks them up (and ~/.netrc) in a worker thread on
-            # every request: two thread hand-offs that tripled CPU per request (measured).
+            # but resolved once per origin here (_proxy): aiohttp's trust_env=True looks
+            # them up (and ~/.netrc) in a worker thread on every request.
             session = aiohttp.ClientSession(
                 connector=connector, trust_env=False, auto_decompress=True
             )
@@ -784,8 +778,8 @@ class SyncHTTPTransport:
         and cookie handling (``urlsplit`` caches the URL), h11's first exchange (it
         builds ``typing.Union`` casts at run time), httpcore's lazily built exception
         table, logger level caches, the ``idna`` codec lookup ``socket.getaddrinfo``
-        makes for host names, and with ``passes`` > 1 CPython's specialization of the
-        bytecode on the path (see :func:`modelwire.client._dry_run`). Only public APIs:
+        makes for host names, and with ``passes`` > 1 the interpreter's specialization of
+        the path (see ``Client.warm``). Only public APIs:
         a throwaway ``httpx.Client`` whose transport hands the request to an
         ``httpcore.ConnectionPool`` on a ``SyncBackend`` subclass; where binding a
         loopback socket is not allowed, one pass answered from memory.
@@ -824,8 +818,7 @@ class SyncHTTPTransport:
 
     def _url(self, url: str) -> Any:
         """The parsed ``httpx.URL`` for ``url``, kept: given a string, httpx parses it
-        again on every request (a per-character check: ~5% of a request's CPU measured
-        here), and a Client sends to a handful of URLs."""
+        again on every request, and a Client sends to a handful of URLs."""
         parsed = self._urls.get(url)
         if parsed is None:
             import httpx

@@ -1,13 +1,9 @@
 """A lean HTTP/1.1 client on asyncio + httptools: the async transport's direct path.
 
-Why not aiohttp for everything: measured on this project's 2-core machine
-(bench/gateway.py, concurrency 1, interleaved), a gateway hop that forwards bytes
-through one aiohttp session adds ~0.75 ms p50 over the upstream; the same hop
-through this client adds ~0.3 ms, at about a third of the CPU per request. aiohttp
-arms and re-arms read timers on every packet, writes the head and the body
-separately, and goes through several loop iterations per request; here a request
-is one ``write``, a response is parsed in C (httptools/llhttp) as it arrives, and a
-timer is armed only while the caller actually waits.
+Why not aiohttp for everything: a gateway hop through this client adds well under half
+of what one through aiohttp does (figures: docs/performance, "Why the code is as it
+is"). Here a request is one ``write``, a response is parsed by httptools (llhttp) as it
+arrives, and a timer is armed only while the caller actually waits.
 
 What it does: HTTP/1.1 keep-alive connections pooled per origin (LIFO, idle ones
 dropped after :data:`KEEPALIVE_S`, at most ``limit`` busy at once with FIFO

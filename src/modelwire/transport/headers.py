@@ -15,9 +15,8 @@ _PAIR = ": ".join
 
 def header_lines(headers: Mapping[str, str]) -> str:
     """``"name: value\r\n"`` per header, "" for none: the head's lines, for the gateway's
-    answers and the transport's requests alike. Made by C calls the path runs anyway (a
-    loop per header or ``str.format`` would be code only this runs: cold at concurrency 1);
-    the trailing empty item gives the last line its CRLF."""
+    answers and the transport's requests alike (the trailing empty item gives the last
+    line its CRLF)."""
     return "\r\n".join([*map(_PAIR, headers.items()), ""])
 
 
