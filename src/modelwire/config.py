@@ -27,6 +27,7 @@ from .wire.api import API_MODES
 __all__ = [
     "API_MODES",
     "THINKING_LEVELS",
+    "CaptureConfig",
     "Config",
     "CredentialPoolConfig",
     "FrozenDict",
@@ -120,6 +121,21 @@ class MetricsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class CaptureConfig:
+    """``gateway.capture:``: the upstream exchanges of chosen models' requests written to
+    ``dir`` for debugging, redacted, until ``for_s`` after start (docs/guides/emulator.md,
+    "Replaying a captured conversation"). Off while ``dir`` or ``models`` is unset."""
+
+    dir: str | None = None
+    models: tuple[str, ...] = ()  # configured names or upstream model ids; globs allowed
+    failing_only: bool = True  # only requests whose upstream answered an error
+    for_s: float = 3600.0  # how long after the gateway starts it captures (at most a week)
+    max_bytes: int = 10_000_000  # per file before it rotates
+    files: int = 5  # rotated files kept
+    redact: tuple[str, ...] = ()  # body field names replaced wherever they appear
+
+
+@dataclass(frozen=True, slots=True)
 class TracingConfig:
     """``gateway.tracing:``: OpenTelemetry spans per request, Client call and attempt."""
 
@@ -175,6 +191,7 @@ class GatewayConfig:
     # the certificate's PEM private key (unset: inside ssl_certfile; --ssl-keyfile wins)
     ssl_keyfile: str | None = None
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    capture: CaptureConfig = field(default_factory=CaptureConfig)
     tracing: TracingConfig = field(default_factory=TracingConfig)
 
 
@@ -279,8 +296,9 @@ _GATEWAY = ("keys_env", "admin_keys_env", "aliases", "allow_provider_models", "c
             "max_connections", "header_timeout", "body_timeout", "keep_alive_timeout",
             "max_adhoc_clients", "max_concurrent_per_model", "queue_timeout", "max_json_depth",
             "max_schema_depth", "unsupported_tools", "ssl_certfile", "ssl_keyfile", "metrics",
-            "tracing")
+            "tracing", "capture")
 _METRICS = ("enabled", "keys_env")
+_CAPTURE = ("dir", "models", "failing_only", "for", "max_bytes", "files", "redact")
 _TRACING = ("enabled", "otlp_endpoint", "service_name", "internal_models", "content")
 
 
@@ -610,6 +628,7 @@ class _Validator:
             ssl_keyfile=self.path(spec.get("ssl_keyfile"), "gateway.ssl_keyfile"),
             metrics=self.metrics(spec.get("metrics")),
             tracing=self.tracing(spec.get("tracing"), models),
+            capture=self.capture(spec.get("capture")),
             **self.gateway_limits(spec, defaults),
         )
 
@@ -622,6 +641,28 @@ class _Validator:
             enabled=enabled,
             keys_env=self.env_name(spec.get("keys_env"), "gateway.metrics.keys_env",
                                    "MODELWIRE_METRICS_KEYS"))
+
+    def capture(self, value: object) -> CaptureConfig:
+        spec = self.mapping(value, "gateway.capture", _CAPTURE)
+        defaults = CaptureConfig()
+        seconds = spec.get("for")
+        if seconds is None:
+            for_s = defaults.for_s
+        elif isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not 0 < seconds <= 7 * 86400:
+            raise self.fail("gateway.capture.for",
+                            f"expected seconds above 0, at most a week (604800), got {seconds!r}")
+        else:
+            for_s = float(seconds)
+        return CaptureConfig(
+            dir=self.path(spec.get("dir"), "gateway.capture.dir"),
+            models=self.name_list(spec.get("models"), "gateway.capture.models"),
+            failing_only=self.boolean(spec.get("failing_only"), "gateway.capture.failing_only", True),
+            for_s=for_s,
+            max_bytes=self.integer(spec.get("max_bytes"), "gateway.capture.max_bytes", defaults.max_bytes),
+            files=self.integer(spec.get("files"), "gateway.capture.files", defaults.files),
+            redact=self.name_list(spec.get("redact"), "gateway.capture.redact"),
+        )
 
     def tracing(self, value: Any, models: dict[str, ModelEntry]) -> TracingConfig:
         spec = self.mapping(value, "gateway.tracing", _TRACING)

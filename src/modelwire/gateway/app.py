@@ -86,6 +86,7 @@ class Gateway:
         self.streams: set[Any] = set()  # tasks serving a stream right now
         self.loop: Any = None  # the event loop serving requests, once started
         self.observe = _observer(config, gw, env, self.credential_states)  # None: metrics and traces off
+        self.capture = _capture(gw)  # None: gateway.capture is off
         self.metrics_keys = GatewayKeys.from_env(
             gw.metrics.keys_env or "MODELWIRE_METRICS_KEYS", env)
 
@@ -150,7 +151,11 @@ class Gateway:
             # as many upstream connections per origin as the gateway takes client
             # connections: with the transport's default (100), the 101st concurrent stream
             # toward one provider waited, its client connection open, for one to finish
-            transport = AsyncHTTPTransport(limit_per_host=self.limits.max_connections)
+            transport: Any = AsyncHTTPTransport(limit_per_host=self.limits.max_connections)
+            if self.capture is not None:
+                from .capture import CapturingTransport
+
+                transport = CapturingTransport(transport, self.capture, model=model)
             client = AsyncClient(model, config=self.config, api_key=key, retry=self.retry,
                                  encode_cache=self.encode_cache, transport=transport,
                                  observer=observer)
@@ -257,6 +262,20 @@ class Gateway:
             await self.admission.close()  # the spend record's last rows
         if self.observe is not None:
             self.observe.close()
+        if self.capture is not None:
+            self.capture.close()
+
+
+def _capture(gw: Any) -> Any:
+    """The request capture ``gateway.capture`` asks for (``None``: off, the default)."""
+    spec = gw.capture
+    if not spec.dir or not spec.models:
+        return None
+    from .capture import Capture, CaptureSettings
+
+    return Capture(CaptureSettings(spec.dir, spec.models, failing_only=spec.failing_only,
+                                   for_s=spec.for_s, max_bytes=spec.max_bytes, files=spec.files,
+                                   redact=spec.redact))
 
 
 def _observer(config: Any, gw: Any, env: Any, credentials: Any) -> Any:

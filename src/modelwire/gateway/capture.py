@@ -17,6 +17,7 @@ waits on the disk; when the queue is full a capture is dropped and counted.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import logging
 import os
@@ -24,7 +25,7 @@ import pathlib
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,7 @@ import orjson
 
 from .scrub import REDACTED, scrub
 
-__all__ = ["Capture", "CaptureSettings"]
+__all__ = ["Capture", "CaptureSettings", "CapturingTransport", "api_mode_of"]
 
 log = logging.getLogger("modelwire.gateway")
 
@@ -171,3 +172,91 @@ class Capture:
             if older.exists():
                 older.rename(self._folder / f"capture.{n + 1}.jsonl")
         path.rename(self._folder / "capture.1.jsonl")
+
+
+_STREAM_CAP = 4_000_000  # bytes of one streamed answer kept for a capture
+
+
+def api_mode_of(path: str) -> str:
+    """The protocol an upstream request speaks, from its path."""
+    if path.endswith("/messages") or "/messages?" in path:
+        return "anthropic_messages"
+    if path.endswith("/responses"):
+        return "responses"
+    return "chat_completions"
+
+
+class CapturingTransport:
+    """An async transport handing each exchange of one configured model to a
+    :class:`Capture` when it wants it (the wrapped transport does the work)."""
+
+    def __init__(self, inner: Any, capture: Capture, *, model: str) -> None:
+        self.inner = inner
+        self.capture = capture
+        self.model = model
+
+    async def send(self, request: Any, base_url: str, timeouts: Any) -> Any:
+        resp = await self.inner.send(request, base_url, timeouts)
+        self._record(request, resp.status, resp.headers, resp.body)
+        return resp
+
+    @contextlib.asynccontextmanager
+    async def stream(self, request: Any, base_url: str, timeouts: Any) -> AsyncIterator[Any]:
+        async with self.inner.stream(request, base_url, timeouts) as resp:
+            tee = _Tee(resp)
+            try:
+                yield tee
+            finally:
+                self._record(request, resp.status, resp.headers, b"".join(tee.seen))
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def _record(self, request: Any, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        served = _model_of(request.body)
+        if not self.capture.wants(model_asked=self.model, model_served=served, key_name=None,
+                                  failed=status >= 400):
+            return
+        self.capture.record(request_id="", door="", model=self.model, provider="",
+                            api_mode=api_mode_of(request.path), method=request.method,
+                            path=request.path, headers=request.headers, body=request.body,
+                            status=status, answer_headers=headers, answer=body,
+                            failed=status >= 400)
+
+
+class _Tee:
+    """A streamed answer whose bytes are kept (up to a bound) as the Client reads them."""
+
+    def __init__(self, resp: Any) -> None:
+        self._resp = resp
+        self.status = resp.status
+        self.headers = resp.headers
+        self.seen: list[bytes] = []
+        self._size = 0
+
+    def _keep(self, data: bytes) -> None:
+        if self._size < _STREAM_CAP:
+            self.seen.append(data[: _STREAM_CAP - self._size])
+            self._size += len(data)
+
+    async def read(self) -> bytes:
+        data = await self._resp.read()
+        self._keep(data)
+        return data
+
+    async def aiter_chunks(self) -> AsyncIterator[bytes]:
+        async for chunk in self._resp.aiter_chunks():
+            self._keep(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        self._resp.close()
+
+
+def _model_of(body: bytes) -> str | None:
+    try:
+        data = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) else None
