@@ -4,6 +4,8 @@ Each subcommand lives in ``modelwire.cli.<name>`` and exposes ``command``.
 Exit codes: 0 ok, 1 provider/runtime error, 2 usage or config error,
 130 interrupted. A :class:`~modelwire.errors.ModelwireError` becomes one clear
 line on stderr, never a traceback.
+
+Sits on top: may import any public part; nothing imports it.
 """
 
 from __future__ import annotations

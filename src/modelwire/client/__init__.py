@@ -17,6 +17,12 @@ the credential, back off, fall back, or raise. Before the first event of a
 stream reaches the caller every failure is absorbed this way; after it, the
 caller gets the typed error with ``partial`` (never a duplicated or a
 half-finished tool call).
+
+Owns the Client and AsyncClient, their turn loop, the resolution of model names
+(:mod:`.resolution`), the credential glue and the typed seam a relay uses
+(:mod:`.upstream`). May import every floor below it (wire, types, events, errors, messages,
+codecs, providers, transport, resilience, credentials, observe's hook, config); the
+emulator only to start it for a profile marked ``emulated``; never the gateway or the CLI.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """Credential pools: several keys per provider, leased per request, cooled on failure,
-shared between processes (SQLite) and machines (Redis). See :mod:`.pool`."""
+shared between processes (SQLite) and machines (Redis). See :mod:`.pool`.
+
+Owns credentials, pools, strategies, cooldowns, stores, discovery and OAuth. May import
+the error tree, resilience (classification), provider data and config; never the Client.
+"""
 
 from __future__ import annotations
 

@@ -30,6 +30,10 @@ Turns scripted in Python::
 ``shared_emulator()`` is the one ``Client("emulator/...")`` uses when no base URL is
 given, and the one :mod:`modelwire.testing`'s ``emulator`` fixture yields: faults and
 scripts set on either reach both.
+
+Owns the offline provider: its server, model, each provider's rules, faults, scripts and
+replay. May import the wire floor, codecs (replay matching, SSE framing), messages and
+embeddings; never the Client or the gateway.
 """
 
 from __future__ import annotations

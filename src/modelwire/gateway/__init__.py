@@ -5,7 +5,8 @@ front doors over modelwire's Client. ``create_app(config)`` builds the ASGI app;
 Each front door is a :class:`~modelwire.gateway.doors.Door` (codec, issuer, passthrough
 headers, stateless rules, error framing); :mod:`.request` holds what every route shares.
 Uses only the public API of the packages below it: the Client and its
-:class:`~modelwire.client.Upstream` seam, the codecs, config, errors and events."""
+:class:`~modelwire.client.Upstream` seam, the codecs, config, errors and events.
+"""
 
 from __future__ import annotations
 

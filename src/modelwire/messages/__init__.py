@@ -28,6 +28,10 @@ is not our business here: it is kept raw and the codec decides.
 
 :func:`apply_cache_layout` places prompt-cache breakpoints for callers who
 want caching without placing them by hand.
+
+Owns preparation, reasoning (:mod:`.reasoning`), think tags (:mod:`.thinktags`) and stop
+sequences (:mod:`.stops`). Pure: no I/O. May import types, events, errors and the
+accumulator only.
 """
 
 from __future__ import annotations

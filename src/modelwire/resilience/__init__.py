@@ -2,6 +2,8 @@
 (:mod:`.retry_after`), what to do (:mod:`.policy`) and which model is next
 (:mod:`.fallback`). Pure: no I/O, no clock, no sleeping; tenacity is imported
 only when a backoff is computed.
+
+May import the wire floor, the error tree and provider data only.
 """
 
 from __future__ import annotations

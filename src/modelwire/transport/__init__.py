@@ -28,6 +28,10 @@ chained ``from exc``:
 Non-2xx responses are *not* errors here: the caller hands status, headers and
 body to the codec's ``decode_error``. Error messages name the method and URL,
 never a header (the URL passes through :func:`~modelwire.errors.redact`).
+
+Owns the interface (:mod:`.base`), the async transport (:mod:`.aio`), the sync one
+(:mod:`.sync`), the HTTP/1.1 client (:mod:`.h1`) and header helpers (:mod:`.headers`).
+May import the wire floor and the error tree only.
 """
 
 from __future__ import annotations
