@@ -30,7 +30,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, Self
 
 from ..accumulate import Accumulator
@@ -432,8 +440,8 @@ def _replay(done: Completion, acc: Accumulator) -> list[StreamEvent]:
 def _events_of(done: Completion) -> list[StreamEvent]:
     msg = done.message
     out: list[StreamEvent] = []
-    if msg.get("reasoning_content"):
-        out.append(ReasoningDelta(text=msg["reasoning_content"]))
+    if reasoning := msg.get("reasoning_content"):
+        out.append(ReasoningDelta(text=reasoning))
     out += [ReasoningBlock(d["issuer"], d["block"]) for d in msg.get("reasoning_details") or []]
     if done.text:
         out.append(TextDelta(done.text))
@@ -444,7 +452,7 @@ def _events_of(done: Completion) -> list[StreamEvent]:
         out += [ToolCallStart(i, call["id"], fn["name"]), ToolCallDelta(i, fn["arguments"]),
                 ToolCallEnd(i)]
     out += [Passthrough(p["issuer"], p["block"]) for p in msg.get("passthrough") or []]
-    out += [UsageEvent(done.usage), Finish(done.finish_reason, done.native_finish_reason, done.stop_sequence)]
+    out += [UsageEvent(done.usage), Finish(done.finish_reason or "stop", done.native_finish_reason, done.stop_sequence)]
     return out
 
 
@@ -515,7 +523,7 @@ class Stream:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _run(self) -> Iterator[StreamEvent]:
+    def _run(self) -> Generator[StreamEvent, None, None]:
         turn = self._turn
         http = self._http
         sleep = self._sleep

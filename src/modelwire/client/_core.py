@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,7 @@ class Options:
     not frozen because a frozen dataclass's ``__init__`` sets each field through
     ``object.__setattr__``, and one is made per call."""
 
-    tools: list[Any] | None = None
+    tools: Sequence[Any] | None = None
     tool_choice: Any = None
     thinking: str | None = None
     max_tokens: int | None = None
@@ -98,7 +98,7 @@ class Settings:
         base_url: str | None,
         api_key: str | None,
         api_mode: str | None,
-        fallback: tuple[str | Model, ...] | list[str | Model],
+        fallback: Sequence[str | Model],
         config: Any,
         timeout: float | Timeouts | None,
         headers: Mapping[str, str] | None,
@@ -149,7 +149,7 @@ class Settings:
         # these settings: they are made once and kept in _endpoints)
         self._upstreams: dict[int, Upstream] = {}
         self.transport: Callable[[], Any] | None = None  # () -> the Client's transport
-        self._chain: FallbackChain[Endpoint] | None = None
+        self._chain: FallbackChain[Model, Endpoint] | None = None
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- config

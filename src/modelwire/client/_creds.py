@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..errors import PoolExhaustedError
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..providers.profile import ProviderProfile
     from ..resilience.classify import Failure
 
@@ -285,4 +286,4 @@ def _open_pool(provider: str, names: tuple[str, ...], config: Any) -> Any:
 
     # config: the loaded Config (pool store URL, strategies), or a callable loading it
     loaded = config() if callable(config) else config
-    return CredentialPool.for_provider(provider, config=loaded, env_vars=names)
+    return CredentialPool.for_provider(provider, config=cast("Config | None", loaded), env_vars=names)

@@ -11,7 +11,7 @@ import dataclasses
 import inspect
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ..completion import PRIMARY_COOLING, Attempt, Completion, Timing
@@ -65,7 +65,7 @@ _AT_PRIMARY = StickyStart()
 class Turn:
     """The books of one ``complete``/``stream`` call across attempts and models."""
 
-    def __init__(self, settings: Settings, messages: list[Any], options: Options,
+    def __init__(self, settings: Settings, messages: Sequence[Any], options: Options,
                  *, stream: bool) -> None:
         self.settings = settings
         self.options = options
@@ -428,7 +428,7 @@ def _strip_reasoning(messages: list[Any]) -> list[Any]:
     return out
 
 
-def _strip_schemas(tools: list[Any]) -> list[Any]:
+def _strip_schemas(tools: Sequence[Any]) -> list[Any]:
     """Copies of the tool specs with ``pattern``/``format`` removed from their schemas."""
     from ..providers.llamacpp import strip_grammar_keywords
 

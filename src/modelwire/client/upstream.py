@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
     from ..resilience import Failure
     from ..transport import AsyncStreamResponse, AsyncTransport, Response, Timeouts
+    from ..types import Request
     from ._core import Endpoint, Settings
 
 __all__ = ["CredentialHealth", "HeldCredential", "Upstream"]
@@ -130,7 +131,7 @@ class Upstream:
                headers: Iterable[tuple[str, str]] = ()) -> EncodedRequest:
         """``request`` (the internal model: OpenAI-shaped messages and options) encoded
         for this model's protocol, carrying ``lease``'s credential."""
-        return cast(EncodedRequest, self._endpoint.codec.encode_request(request, self.target(lease, headers)))
+        return self._endpoint.codec.encode_request(cast("Request", request), self.target(lease, headers))
 
     def head(self, stream: bool) -> tuple[str, str, dict[str, str]]:
         """The method, path and protocol headers (no credential) this model's requests

@@ -36,6 +36,7 @@ accumulator only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..accumulate import deterministic_tool_call_id
@@ -213,7 +214,7 @@ def _answer(turn: _Turn | None, msg: dict[str, Any], i: int, repair: bool) -> bo
 
 
 # ------------------------------------------------------------------ prepare
-def prepare_conversation(messages: list[Message], *, repair: bool = True) -> list[Message]:
+def prepare_conversation(messages: Sequence[Message], *, repair: bool = True) -> list[Message]:
     """What is sent for ``messages``: normalized, checked, repaired (see module doc)."""
     if not isinstance(messages, list):
         raise MessageError(f"messages must be a list, got {type(messages).__name__}")
