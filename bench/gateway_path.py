@@ -134,7 +134,10 @@ class _UpstreamSocket(_StubSocket):
 
 def _plug_upstream(client: Any, base_url: str, loop: asyncio.AbstractEventLoop) -> None:
     """Give the model's Client one kept-alive upstream connection on a stand-in socket."""
-    from modelwire.transport.h1 import H1Conn
+    try:
+        from modelwire.transport.h1 import H1Conn
+    except ImportError:  # a tree from before transport/ was a package
+        from modelwire._h1 import H1Conn  # type: ignore[no-redef]
 
     transport = client._transport
     pool, _prefix = transport._route(base_url)
@@ -356,23 +359,25 @@ def _instructions(python: str, model: str, n: int, turns: int, workdir: Path, co
     return f"not counted: no summary in {dump}"
 
 
-def _side_by_side(other: Path) -> int:
-    """This script's run for this checkout, then for ``other``, and the figures' ratios."""
+def _side_by_side(other: Path, metrics: str) -> int:
+    """This script's run for this checkout, then for ``other``, and the figures' ratios
+    (``other`` runs with ``--metrics legacy``: an older tree's config has no metrics key)."""
     import re
     import subprocess
 
-    argv: list[str] = []  # this run's options, but --other-src
+    argv: list[str] = []  # this run's options, but --other-src and --metrics
     rest = iter(sys.argv[1:])
     for arg in rest:
-        if arg == "--other-src":
+        if arg in ("--other-src", "--metrics"):
             next(rest, None)
-        elif not arg.startswith("--other-src="):
+        elif not arg.startswith(("--other-src=", "--metrics=")):
             argv.append(arg)
     here = Path(__file__).resolve()
     runs = []
-    for label, src in (("this checkout", here.parent.parent / "src"), (f"other: {other}", other)):
-        out = subprocess.run([sys.executable, str(here), *argv], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONPATH": str(src)}).stdout
+    for label, src, extra in (("this checkout", here.parent.parent / "src", ["--metrics", metrics]),
+                              (f"other: {other}", other, ["--metrics", "legacy"])):
+        out = subprocess.run([sys.executable, str(here), *argv, *extra], capture_output=True, text=True,
+                             check=True, env={**os.environ, "PYTHONPATH": str(src)}).stdout
         print(f"=== {label}\n{out}")
         runs.append({m[1]: (float(m[2]), float(m[3].replace(",", ""))) for m in re.finditer(
             r"^  (\S+)\s.*?([\d.]+) µs CPU,\s+([\d,]+) bytecodes", out, re.MULTILINE)})
@@ -408,13 +413,10 @@ def main() -> int:
     ap.add_argument("--teams", action="store_true",
                     help="teams on: each request carries a virtual key with a budget, rpm and tpm "
                          "(looked up, admitted, settled, its spend row written in batches)")
-    ap.add_argument("--other-src", metavar="DIR",
-                    help="run for this checkout and for another one (its DIR/src), each in a process "
-                         "of its own, and print them side by side")
     ap.add_argument("--_count", nargs=2, metavar=("MODEL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.other_src:
-        return _side_by_side(Path(args.other_src).resolve() / "src")
+        return _side_by_side(Path(args.other_src).resolve() / "src", args.metrics)
     if args.cold and not args.instructions:
         ap.error("--cold counts cache lines under callgrind: give --instructions [PYTHON] too")
     global STREAM, METRICS_OFF, TEAMS
@@ -422,16 +424,6 @@ def main() -> int:
     TEAMS = args.teams
     if args.metrics == "off":
         METRICS_OFF = ", metrics: {enabled: false}"
-    if args.other_src:
-        import subprocess
-
-        skip = {"--other-src", args.other_src, "--metrics", args.metrics}
-        argv = [a for a in sys.argv[1:] if a not in skip and not a.startswith(("--other-src=", "--metrics="))]
-        argv += ["--metrics", "legacy"]  # the older tree's config has no gateway.metrics
-        env = {**os.environ, "PYTHONPATH": str(Path(args.other_src).resolve() / "src")}
-        print(f"== modelwire from {args.other_src}:", flush=True)
-        subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
-        print(f"== modelwire from {Path(__file__).resolve().parent.parent} (metrics {args.metrics}):", flush=True)
     bench_gateway.CONVERSATION = bench_gateway.conversation(max(0, args.turns))
     os.environ.setdefault("MW_BENCH_KEY", "sk-bench")
     os.environ["MODELWIRE_GATEWAY_KEYS"] = ""
