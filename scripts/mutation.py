@@ -34,7 +34,7 @@ EQUIVALENT = ROOT / "scripts" / "mutation-equivalent.toml"
 MODULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("src/modelwire/resilience/classify.py", ("tests/resilience/test_classify.py",
                                                "tests/resilience/test_classify_table.py")),
-    ("src/modelwire/resilience/retry_after.py", ("tests/resilience/test_retry_after.py",)),
+    ("src/modelwire/wire/retry_hints.py", ("tests/resilience/test_retry_after.py",)),
     ("src/modelwire/resilience/policy.py", ("tests/resilience/test_policy.py",)),
     ("src/modelwire/credentials/cooldown.py", ("tests/credentials/test_credential_cooldown_policy.py",)),
     ("src/modelwire/codecs/sse.py", ("tests/test_sse.py",)),
