@@ -59,7 +59,8 @@ def _schemas(data: dict[str, Any]) -> list[Any]:
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        holder = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        function = tool.get("function")
+        holder = function if isinstance(function, dict) else tool
         for key in _SCHEMA_KEYS:
             schema = holder.get(key)
             if isinstance(schema, (dict, list)):

@@ -18,7 +18,7 @@ import base64
 import os
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 __all__ = ["PREFIX", "Sealer", "may_hold_envelope"]
 
@@ -89,7 +89,7 @@ class Sealer:
         return PREFIX + base64.urlsafe_b64encode(nonce + sealed).decode().rstrip("=")
 
     @staticmethod
-    def is_sealed(value: Any) -> bool:
+    def is_sealed(value: object) -> TypeGuard[str]:
         return isinstance(value, str) and value.startswith(PREFIX)
 
     def open(self, value: str) -> _Opened | None:
