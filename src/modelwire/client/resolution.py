@@ -119,7 +119,7 @@ def _config_for(model: str, config: Any) -> Config | None:
         key = provider.strip().lower()
         if sep and (ALIASES.get(key, key) in CATALOG):
             # a provider/model string: never touch the user's config file, nor import
-            # the config module (pathlib and the validators: ~9 ms per Client measured)
+            # the config module
             return None
     from ..config import Config, load_config
 
