@@ -43,8 +43,7 @@ def _capture_from(emu: Emulator, folder, bodies: list[dict], *, faults: list | N
             resp = httpx.post(emu.openai_base_url() + "/chat/completions", content=raw,
                               headers=headers, timeout=10)
             answers.append(resp.content)
-            capture.record(request_id="req", door="chat_completions", model=body["model"],
-                           provider="emulator", api_mode="chat_completions", method="POST",
+            capture.record(model=body["model"], api_mode="chat_completions", method="POST",
                            path="/v1/chat/completions", headers=headers, body=raw,
                            status=resp.status_code, answer_headers=dict(resp.headers),
                            answer=resp.content, failed=resp.status_code >= 400)

@@ -21,8 +21,7 @@ class Clock:
 
 def _record(capture: Capture, **over: object) -> None:
     fields: dict[str, object] = {
-        "request_id": "req_1", "door": "chat_completions", "model": "cheap", "provider": "emulator",
-        "api_mode": "anthropic_messages", "method": "POST", "path": "/v1/messages",
+        "model": "cheap", "api_mode": "anthropic_messages", "method": "POST", "path": "/v1/messages",
         "headers": {"x-api-key": FAKE_KEY, "anthropic-version": "2023-06-01"},
         "body": orjson.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
                            "metadata": {"user_id": "alice@example.com"}}),
@@ -39,7 +38,7 @@ def _lines(folder) -> list[dict]:
 
 def test_a_failing_request_for_a_listed_model_is_written_with_secrets_redacted(tmp_path):
     capture = Capture(CaptureSettings(dir=str(tmp_path), models=("cheap",), redact=("user_id",)))
-    assert capture.wants(model_asked="cheap", model_served=None, key_name=None, failed=True)
+    assert capture.open_for(True) and capture.covers("cheap", None)
     _record(capture)
     capture.close()
     [line] = _lines(tmp_path)
@@ -51,20 +50,18 @@ def test_a_failing_request_for_a_listed_model_is_written_with_secrets_redacted(t
     assert line["request"]["body"]["messages"] == [{"role": "user", "content": "hi"}]
     assert line["answer"]["status"] == 429 and line["answer"]["headers"]["retry-after"] == "2"
     assert "[redacted]" in line["answer"]["body"] and line["failed"] is True
-    assert (line["api_mode"], line["model"], line["request_id"]) == ("anthropic_messages", "cheap", "req_1")
+    assert (line["api_mode"], line["model"]) == ("anthropic_messages", "cheap")
 
 
-def test_only_listed_models_or_keys_and_only_failures_unless_asked(tmp_path):
-    failing = Capture(CaptureSettings(dir=str(tmp_path / "a"), models=("claude-*",), keys=("alice",)))
-    assert failing.wants(model_asked="claude-sonnet-4-6", model_served=None, key_name=None, failed=True)
-    assert failing.wants(model_asked="other", model_served="claude-haiku", key_name=None, failed=True)
-    assert failing.wants(model_asked="other", model_served=None, key_name="alice", failed=True)
-    assert not failing.wants(model_asked="other", model_served=None, key_name="bob", failed=True)
-    assert not failing.wants(model_asked="claude-x", model_served=None, key_name=None, failed=False)
+def test_only_listed_models_and_only_failures_unless_asked(tmp_path):
+    failing = Capture(CaptureSettings(dir=str(tmp_path / "a"), models=("claude-*", "cheap")))
+    assert failing.covers("claude-sonnet-4-6") and failing.covers("other", "claude-haiku")
+    assert failing.covers("cheap", None) and not failing.covers("other", None)
+    assert failing.open_for(True) and not failing.open_for(False)
     everything = Capture(CaptureSettings(dir=str(tmp_path / "b"), models=("m",), failing_only=False))
-    assert everything.wants(model_asked="m", model_served=None, key_name=None, failed=False)
+    assert everything.open_for(False)
     nothing = Capture(CaptureSettings(dir=str(tmp_path / "c")))
-    assert not nothing.wants(model_asked="m", model_served="m", key_name="alice", failed=True)
+    assert not nothing.covers("m", "m")
     for c in (failing, everything, nothing):
         c.close()
 
@@ -73,22 +70,22 @@ def test_capture_stops_when_its_time_box_ends(tmp_path):
     clock = Clock()
     capture = Capture(CaptureSettings(dir=str(tmp_path), models=("m",), for_s=60), clock=clock)
     clock.now += 59
-    assert capture.wants(model_asked="m", model_served=None, key_name=None, failed=True)
+    assert capture.open_for(True)
     clock.now += 1
-    assert not capture.wants(model_asked="m", model_served=None, key_name=None, failed=True)
+    assert not capture.open_for(True)
     capture.close()
 
 
 def test_files_rotate_by_size_and_only_the_configured_number_is_kept(tmp_path):
     capture = Capture(CaptureSettings(dir=str(tmp_path), models=("m",), max_bytes=1500, files=3))
     for i in range(12):
-        _record(capture, request_id=f"req_{i}")
+        _record(capture, model=f"m{i}")
     capture.close()
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["capture.1.jsonl", "capture.2.jsonl", "capture.jsonl"]
     assert all(p.stat().st_size <= 1500 for p in tmp_path.iterdir())
-    newest = _lines(tmp_path)[-1]["request_id"]
-    assert newest == "req_11" and capture.written == 12
+    newest = _lines(tmp_path)[-1]["model"]
+    assert newest == "m11" and capture.written == 12
 
 
 def test_a_full_queue_drops_and_counts_instead_of_blocking(tmp_path):

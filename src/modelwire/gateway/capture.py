@@ -1,7 +1,7 @@
 """Request capture for debugging: the upstream exchanges of chosen requests, on disk.
 
 Opt-in and time-boxed (``gateway.capture`` in the config): only requests for the listed
-models (asked or served) or from the listed client keys are captured, by default only
+models (asked, or the upstream model id served) are captured, by default only
 those that failed, and only until ``for`` has passed since the gateway started. Each
 exchange is one JSON line in ``DIR/capture.jsonl`` — the upstream request (method, path,
 headers, body) and the upstream answer (status, headers, body) — with credentials
@@ -49,7 +49,6 @@ class CaptureSettings:
 
     dir: str
     models: tuple[str, ...] = ()  # model names or globs, asked or served
-    keys: tuple[str, ...] = ()  # client key names (virtual keys) or ids
     failing_only: bool = True
     for_s: float = 3600.0  # the time box, from the gateway's start
     max_bytes: int = 10_000_000  # per file, before it rotates
@@ -76,28 +75,24 @@ class Capture:
         self._thread.start()
 
     # ------------------------------------------------------------ deciding
-    def wants(self, *, model_asked: str, model_served: str | None, key_name: str | None,
-              failed: bool) -> bool:
-        """Whether this request's exchange is captured."""
-        if self.clock() >= self.until or (self.settings.failing_only and not failed):
-            return False
-        names = [n for n in (model_asked, model_served) if n]
-        if any(fnmatch.fnmatchcase(n, pattern) for n in names for pattern in self.settings.models):
-            return True
-        return key_name is not None and key_name in self.settings.keys
+    def open_for(self, failed: bool) -> bool:
+        """Whether an exchange that ``failed`` (or not) may be captured now: inside the
+        time box, and a failure unless ``failing_only`` is off."""
+        return self.clock() < self.until and (failed or not self.settings.failing_only)
+
+    def covers(self, *names: str | None) -> bool:
+        """Whether any of ``names`` (the model asked, the model served) is listed."""
+        return any(fnmatch.fnmatchcase(n, pattern) for n in names if n
+                   for pattern in self.settings.models)
 
     # ------------------------------------------------------------ recording
-    def record(self, *, request_id: str, door: str, model: str, provider: str, api_mode: str,
-               method: str, path: str, headers: Mapping[str, str], body: bytes, status: int,
+    def record(self, *, model: str, api_mode: str, method: str, path: str, headers: Mapping[str, str], body: bytes, status: int,
                answer_headers: Mapping[str, str], answer: bytes, failed: bool) -> None:
         """Queue one exchange (never blocks: a full queue drops it and counts the drop)."""
         line = orjson.dumps({
             "v": 1,
             "time": round(self.clock(), 3),
-            "request_id": request_id,
-            "door": door,
             "model": model,
-            "provider": provider,
             "api_mode": api_mode,
             "failed": failed,
             "request": {"method": method, "path": path, "headers": self._headers(headers),
@@ -203,7 +198,7 @@ class CapturingTransport:
     @contextlib.asynccontextmanager
     async def stream(self, request: Any, base_url: str, timeouts: Any) -> AsyncIterator[Any]:
         async with self.inner.stream(request, base_url, timeouts) as resp:
-            tee = _Tee(resp)
+            tee = _Tee(resp, keep=self.capture.open_for(resp.status >= 400))
             try:
                 yield tee
             finally:
@@ -213,29 +208,30 @@ class CapturingTransport:
         await self.inner.aclose()
 
     def _record(self, request: Any, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        served = _model_of(request.body)
-        if not self.capture.wants(model_asked=self.model, model_served=served, key_name=None,
-                                  failed=status >= 400):
+        failed = status >= 400
+        if not self.capture.open_for(failed):
+            return  # decided before the body is parsed for the served model's name
+        if not self.capture.covers(self.model, _model_of(request.body)):
             return
-        self.capture.record(request_id="", door="", model=self.model, provider="",
-                            api_mode=api_mode_of(request.path), method=request.method,
+        self.capture.record(model=self.model, api_mode=api_mode_of(request.path), method=request.method,
                             path=request.path, headers=request.headers, body=request.body,
                             status=status, answer_headers=headers, answer=body,
-                            failed=status >= 400)
+                            failed=failed)
 
 
 class _Tee:
     """A streamed answer whose bytes are kept (up to a bound) as the Client reads them."""
 
-    def __init__(self, resp: Any) -> None:
+    def __init__(self, resp: Any, *, keep: bool) -> None:
         self._resp = resp
+        self._keep_bytes = keep  # False: this answer cannot be captured, nothing is kept
         self.status = resp.status
         self.headers = resp.headers
         self.seen: list[bytes] = []
         self._size = 0
 
     def _keep(self, data: bytes) -> None:
-        if self._size < _STREAM_CAP:
+        if self._keep_bytes and self._size < _STREAM_CAP:
             self.seen.append(data[: _STREAM_CAP - self._size])
             self._size += len(data)
 

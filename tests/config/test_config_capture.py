@@ -1,0 +1,28 @@
+"""gateway.capture: off unless a folder and models are named; the time box is bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from modelwire.config import CaptureConfig, config_from_dict
+from modelwire.errors import ConfigError
+
+
+def test_capture_is_off_by_default_and_takes_its_keys():
+    assert config_from_dict({}).gateway.capture == CaptureConfig()
+    spec = {"dir": "/tmp/caps", "models": ["claude-*", "cheap"], "failing_only": False,
+            "for": 7200, "max_bytes": 5000, "files": 2, "redact": ["user_id"]}
+    got = config_from_dict({"gateway": {"capture": spec}}).gateway.capture
+    assert got == CaptureConfig("/tmp/caps", ("claude-*", "cheap"), False, 7200.0, 5000, 2, ("user_id",))
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"for": 8 * 86400}, "at most a week"),
+    ({"for": 0}, "above 0"),
+    ({"for": True}, "gateway.capture.for"),
+    ({"models": "m", "keys": ["alice"]}, "unknown key"),
+    ({"files": 0}, "gateway.capture.files"),
+])
+def test_a_bad_capture_setting_names_the_key(spec, message):
+    with pytest.raises(ConfigError, match=message):
+        config_from_dict({"gateway": {"capture": spec}})
