@@ -182,17 +182,10 @@ def embed_sync(settings: Settings, http: Any, sleep: Callable[[float], Any], inp
             while True:
                 try:
                     plan = turn.plan()
-                    resp = http.send(plan.request, plan.base_url, plan.timeouts)
-                    if resp.status >= 400:
-                        raise turn.http_error(resp.status, resp.headers, resp.body)
-                    job.done(turn, resp.body)
+                    _answered(job, turn, http.send(plan.request, plan.base_url, plan.timeouts))
                     break
                 except ModelwireError as exc:
-                    try:
-                        wait = turn.fail(exc)
-                    except ModelwireError:
-                        job.failed(turn)
-                        raise
+                    wait = _failed(job, turn, exc)
                 if wait > 0:
                     sleep(wait)
         finally:
@@ -202,7 +195,6 @@ def embed_sync(settings: Settings, http: Any, sleep: Callable[[float], Any], inp
 
 async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], Any], inputs: Any,
                       options: EmbedOptions) -> Embeddings:
-
     started = time.perf_counter()
     waited = 0.0  # on upstreams and backoffs: the rest is the Client's own work
     job = EmbedJob(settings, inputs, options)
@@ -216,18 +208,28 @@ async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], An
                         resp = await http.send(plan.request, plan.base_url, plan.timeouts)
                     finally:
                         waited += time.perf_counter() - t
-                    if resp.status >= 400:
-                        raise turn.http_error(resp.status, resp.headers, resp.body)
-                    job.done(turn, resp.body)
+                    _answered(job, turn, resp)
                     break
                 except ModelwireError as exc:
-                    try:
-                        wait = turn.fail(exc)
-                    except ModelwireError:
-                        job.failed(turn)
-                        raise
+                    wait = _failed(job, turn, exc)
                 if wait > 0:
                     waited += await sleep_async(sleep, wait)
         finally:
             turn.release()
     return job.result(Timing(time.perf_counter() - started - waited, waited))
+
+
+def _answered(job: EmbedJob, turn: Any, resp: Any) -> None:
+    """One batch's answer: an error status raises its typed error, else the job keeps it."""
+    if resp.status >= 400:
+        raise turn.http_error(resp.status, resp.headers, resp.body)
+    job.done(turn, resp.body)
+
+
+def _failed(job: EmbedJob, turn: Any, exc: ModelwireError) -> float:
+    """The wait before the batch is tried again; the job is told when the turn gives up."""
+    try:
+        return turn.fail(exc)
+    except ModelwireError:
+        job.failed(turn)
+        raise
