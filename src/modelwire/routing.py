@@ -25,11 +25,12 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from .errors import ConfigError
+from .types import json_list, json_object
 
 if TYPE_CHECKING:
     from .client.resolution import ResolvedModel
@@ -178,7 +179,7 @@ def choose_route(
     return route
 
 
-def turn_facts(messages: Sequence[Any]) -> tuple[str, bool, bool]:
+def turn_facts(messages: Sequence[Mapping[str, object]]) -> tuple[str, bool, bool]:
     """``(text, has_tool_results, has_images)`` for the turn a conversation is on.
 
     The text is the last user message's text parts; the turn carries tool
@@ -192,9 +193,11 @@ def turn_facts(messages: Sequence[Any]) -> tuple[str, bool, bool]:
         content = message.get("content")  # a dict: _role gave "user"
         if isinstance(content, str):
             return content, has_tool_results, False
-        texts, images = [], False
-        for part in content or ():
-            kind = part.get("type") if isinstance(part, dict) else None
+        texts: list[str] = []
+        images = False
+        for item in json_list(content):
+            part = json_object(item) or {}
+            kind = part.get("type")
             if kind == "text":
                 texts.append(str(part.get("text", "")))
             elif kind in ("image_url", "image", "input_image"):
@@ -204,7 +207,7 @@ def turn_facts(messages: Sequence[Any]) -> tuple[str, bool, bool]:
 
 
 def route_messages(
-    messages: Sequence[Any], config: Config, *, sticky_state: StickyState | None = None,
+    messages: Sequence[Mapping[str, object]], config: Config, *, sticky_state: StickyState | None = None,
     primary: str | None = None,
 ) -> Route:
     """:func:`choose_route` for a whole conversation (what an Agent or the gateway holds)."""
@@ -213,8 +216,9 @@ def route_messages(
                         sticky_state=sticky_state, primary=primary)
 
 
-def _role(message: Any) -> str | None:
-    return message.get("role") if isinstance(message, dict) else None
+def _role(message: object) -> object:
+    obj = json_object(message)
+    return obj.get("role") if obj is not None else None
 
 
 def _decide(
@@ -228,7 +232,7 @@ def _decide(
     if has_tool_results:
         # a tool loop finishes on the model that started it
         last = sticky.last if sticky is not None else None
-        if last is not None and last.kind == "cheap" and not sticky.escalated:  # type: ignore[union-attr]
+        if sticky is not None and last is not None and last.kind == "cheap" and not sticky.escalated:
             return "cheap", "tool results: no routing, stays on cheap", False
         return "primary", "tool results: no routing", False
     if sticky is not None and sticky.escalated:

@@ -27,10 +27,10 @@ import re
 import types as _pytypes
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, cast, get_args, get_origin, get_type_hints, overload
 
 from .errors import MessageError
-from .types import ToolSpec
+from .types import FunctionSpec, JSONObject, JSONValue, ToolSpec, json_object
 
 __all__ = [
     "Tool",
@@ -49,14 +49,15 @@ NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 # ---------------------------------------------------------------- specs
-def validate_spec(spec: Any, *, where: str = "tools") -> ToolSpec:
+def validate_spec(spec: object, *, where: str = "tools") -> ToolSpec:
     """Check one tool spec; return it unchanged. Errors name the field."""
-    if not isinstance(spec, dict):
+    obj = json_object(spec)
+    if obj is None:
         raise MessageError(f"{where} must be an object, got {type(spec).__name__}")
-    if spec.get("type", "function") != "function":
-        raise MessageError(f"{where}.type must be 'function', got {spec.get('type')!r}")
-    fn = spec.get("function")
-    if not isinstance(fn, dict):
+    if obj.get("type", "function") != "function":
+        raise MessageError(f"{where}.type must be 'function', got {obj.get('type')!r}")
+    fn = json_object(obj.get("function"))
+    if fn is None:
         raise MessageError(f"{where}.function must be an object")
     name = fn.get("name")
     if not isinstance(name, str) or not NAME_RE.match(name):
@@ -65,15 +66,15 @@ def validate_spec(spec: Any, *, where: str = "tools") -> ToolSpec:
         )
     if "description" in fn and not isinstance(fn["description"], str):
         raise MessageError(f"{where}.function.description must be a string")
-    params = fn.get("parameters")
-    if params is not None:
-        if not isinstance(params, dict):
+    if fn.get("parameters") is not None:
+        params = json_object(fn["parameters"])
+        if params is None:
             raise MessageError(f"{where}.function.parameters must be a JSON Schema object")
         if params.get("type", "object") != "object":
             raise MessageError(
                 f"{where}.function.parameters.type must be 'object', got {params.get('type')!r}"
             )
-    return spec  # type: ignore[return-value]
+    return cast(ToolSpec, obj)  # checked above: the fields a ToolSpec promises are there
 
 
 def dedupe_tools(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
@@ -81,7 +82,8 @@ def dedupe_tools(specs: Iterable[ToolSpec]) -> list[ToolSpec]:
     seen: set[str] = set()
     out: list[ToolSpec] = []
     for spec in specs:
-        name = spec.get("function", {}).get("name")
+        fn = json_object(spec.get("function"))  # a built-in tool has none
+        name = fn.get("name") if fn is not None else None
         if name is None:  # a built-in tool such as web_search: no name to clash
             out.append(spec)
             continue
@@ -126,7 +128,7 @@ class ToolRegistry:
 
 
 # ------------------------------------------------------------ arguments
-def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+def parse_arguments(raw: object) -> tuple[JSONObject | None, str | None]:
     """Parse a tool call's ``arguments`` string: ``(dict, None)`` or ``(None, reason)``.
 
     Empty or missing arguments mean ``{}``. Anything else that is not a JSON
@@ -134,30 +136,37 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     """
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         return {}, None
-    if isinstance(raw, dict):
-        return raw, None
+    given = json_object(raw)
+    if given is not None:
+        return given, None
     if not isinstance(raw, str):
         return None, f"arguments must be a JSON string, got {type(raw).__name__}"
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
+        value: JSONValue = json.loads(raw)
+    except json.JSONDecodeError as exc:
         return None, f"arguments are not valid JSON ({exc.msg} at position {exc.pos})"
-    if not isinstance(value, dict):
+    parsed = json_object(value)
+    if parsed is None:
         return None, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, None
+    return parsed, None
 
 
-def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any] | None) -> str | None:
+def validate_arguments(arguments: JSONObject, schema: JSONObject | None) -> str | None:
     """Check arguments against a parameters schema; a readable reason, or ``None`` when valid."""
     if not schema:
         return None
-    import jsonschema  # lazy: not on the `import modelwire` path
+    # lazy: not on the `import modelwire` path
+    from jsonschema import Draft202012Validator, ValidationError
+    from jsonschema.validators import validator_for
 
-    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    errors = sorted(validator_cls(schema).iter_errors(arguments), key=lambda e: list(e.path))
+    def where(error: ValidationError) -> list[str | int]:
+        return list(error.path)
+
+    validator_cls = validator_for(schema, default=Draft202012Validator)
+    errors = sorted(validator_cls(schema).iter_errors(arguments), key=where)
     if not errors:
         return None
-    parts = []
+    parts: list[str] = []
     for err in errors[:5]:
         path = ".".join(str(p) for p in err.path)
         parts.append(f"{path}: {err.message}" if path else err.message)
@@ -165,7 +174,7 @@ def validate_arguments(arguments: dict[str, Any], schema: dict[str, Any] | None)
 
 
 # --------------------------------------------------------- schema derivation
-def schema_for(annotation: Any) -> dict[str, Any]:
+def schema_for(annotation: object) -> JSONObject:
     """JSON Schema for a Python type hint (the subset tools need)."""
     if annotation is inspect.Parameter.empty or annotation is Any:
         return {}
@@ -183,9 +192,9 @@ def schema_for(annotation: Any) -> dict[str, Any]:
         if len(members) < len(args):  # Optional[...]
             return {"anyOf": [inner, {"type": "null"}]}
         return inner
-    if origin in (list, tuple, set, frozenset) or annotation in (list, tuple, set):
+    if origin in (list, tuple, set, frozenset) or annotation in _BARE_ARRAYS:
         item = schema_for(args[0]) if args and args[0] is not Ellipsis else {}
-        out: dict[str, Any] = {"type": "array"}
+        out: JSONObject = {"type": "array"}
         if item:
             out["items"] = item
         return out
@@ -194,15 +203,17 @@ def schema_for(annotation: Any) -> dict[str, Any]:
         if len(args) == 2 and schema_for(args[1]):
             out["additionalProperties"] = schema_for(args[1])
         return out
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return _enum_schema([m.value for m in annotation])
+    if (enum_cls := _enum_class(annotation)) is not None:
+        return _enum_schema([m.value for m in enum_cls])
     if typing.is_typeddict(annotation):
         hints = get_type_hints(annotation)
-        return _object_schema({k: schema_for(v) for k, v in hints.items()},
-                              sorted(annotation.__required_keys__))
+        # is_typeddict does not narrow `object`, so the attribute is read by name
+        required_keys: frozenset[str] = getattr(annotation, "__required_keys__")  # noqa: B009
+        return _object_schema({k: schema_for(v) for k, v in hints.items()}, sorted(required_keys))
     if dataclasses.is_dataclass(annotation) and isinstance(annotation, type):
         hints = get_type_hints(annotation)  # every field has an annotation: that made it a field
-        props, required = {}, []
+        props: JSONObject = {}
+        required: list[str] = []
         for f in dataclasses.fields(annotation):
             props[f.name] = schema_for(hints[f.name])
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -211,20 +222,27 @@ def schema_for(annotation: Any) -> dict[str, Any]:
     raise TypeError(f"cannot derive a JSON Schema for {annotation!r}; pass schema= explicitly")
 
 
-_SIMPLE = {str: "string", int: "integer", float: "number", bool: "boolean"}
+_BARE_ARRAYS: tuple[object, ...] = (list, tuple, set)
 
 
-def _enum_schema(values: list[Any]) -> dict[str, Any]:
+def _enum_class(annotation: object) -> type[enum.Enum] | None:
+    return annotation if isinstance(annotation, type) and issubclass(annotation, enum.Enum) else None
+
+
+_SIMPLE: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _enum_schema(values: list[JSONValue]) -> JSONObject:
     """``enum`` with the values' JSON type when they all share one."""
-    schema: dict[str, Any] = {"enum": values}
-    kinds = {type(v) for v in values}
+    schema: JSONObject = {"enum": values}
+    kinds: set[type] = {type(v) for v in values}
     if len(kinds) == 1 and (kind := kinds.pop()) in _SIMPLE:
         schema["type"] = _SIMPLE[kind]
     return schema
 
 
-def _object_schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "object", "properties": props}
+def _object_schema(props: JSONObject, required: list[str]) -> JSONObject:
+    schema: JSONObject = {"type": "object", "properties": props}
     if required:
         schema["required"] = required
     return schema
@@ -280,7 +298,7 @@ class Tool:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JSONObject
     function: Callable[..., Any]
     timeout: float | None = None
 
@@ -290,20 +308,20 @@ class Tool:
 
     @property
     def spec(self) -> ToolSpec:
-        fn: dict[str, Any] = {"name": self.name, "parameters": copy.deepcopy(self.parameters)}
+        fn: FunctionSpec = {"name": self.name, "parameters": copy.deepcopy(self.parameters)}
         if self.description:
             fn["description"] = self.description
-        return {"type": "function", "function": fn}  # type: ignore[return-value]
+        return {"type": "function", "function": fn}
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:
         return self.function(*args, **kwargs)
 
 
-def _derive(fn: Callable[..., Any]) -> dict[str, Any]:
+def _derive(fn: Callable[..., Any]) -> JSONObject:
     sig = inspect.signature(fn)
     hints = get_type_hints(fn)
     _, docs = _parse_docstring(fn.__doc__)
-    props: dict[str, Any] = {}
+    props: JSONObject = {}
     required: list[str] = []
     for pname, param in sig.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
@@ -319,7 +337,7 @@ def _derive(fn: Callable[..., Any]) -> dict[str, Any]:
     return _object_schema(props, required)
 
 
-def _jsonable(value: Any) -> bool:
+def _jsonable(value: object) -> bool:
     try:
         json.dumps(value)
     except (TypeError, ValueError):
@@ -327,14 +345,24 @@ def _jsonable(value: Any) -> bool:
     return True
 
 
+@overload
+def tool(
+    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None,
+    schema: JSONObject | None = None, timeout: float | None = None,
+) -> Tool: ...
+@overload
+def tool(
+    fn: None = None, *, name: str | None = None, description: str | None = None,
+    schema: JSONObject | None = None, timeout: float | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
     *,
     name: str | None = None,
     description: str | None = None,
-    schema: dict[str, Any] | None = None,
+    schema: JSONObject | None = None,
     timeout: float | None = None,
-) -> Any:
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` from a function: ``@tool`` or ``@tool(name=..., timeout=...)``.
 
     The parameters schema comes from type hints (str, int, float, bool, Literal,
