@@ -15,7 +15,7 @@ import orjson
 
 from ...blockorder import order_field
 from ...errors import MessageError, UnsupportedContentError
-from ...types import BlockKind, Request
+from ...types import BlockKind, Effort, Request
 from .response import DEFAULT_ISSUER, load_json
 
 __all__ = ["SUPPORTED_VERSIONS", "auth_token", "decode_request"]
@@ -39,7 +39,7 @@ def auth_token(headers: Mapping[str, str] | None) -> str | None:
     return None
 
 
-def _effort_from_budget(budget: Any) -> str:
+def _effort_from_budget(budget: object) -> Effort:
     b = budget if isinstance(budget, int) else 0
     return "xhigh" if b >= 32000 else "high" if b >= 16000 else "medium" if b >= 8000 else "low"
 
@@ -251,6 +251,9 @@ def _tool_choice(tc: Any, req: Request) -> None:
         req["parallel_tool_calls"] = not tc["disable_parallel_tool_use"]
 
 
+_EFFORTS: dict[str, Effort] = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
+
+
 def _thinking(body: dict[str, Any], req: Request) -> None:
     th = body.get("thinking")
     if not isinstance(th, dict):
@@ -259,7 +262,7 @@ def _thinking(body: dict[str, Any], req: Request) -> None:
     if th.get("type") == "enabled":
         req["thinking"] = _effort_from_budget(th.get("budget_tokens"))
     elif th.get("type") == "adaptive":
-        req["thinking"] = effort if effort in ("low", "medium", "high", "xhigh", "max") else "high"
+        req["thinking"] = _EFFORTS.get(effort, "high") if isinstance(effort, str) else "high"
     elif th.get("type") == "disabled":
         req["thinking"] = None
 

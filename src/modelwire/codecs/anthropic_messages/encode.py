@@ -348,10 +348,10 @@ def encode_response(completion: Completion, request: Request | None = None, *,
             if b.get("type") == "text":
                 b["citations"] = citations
                 break
-    if not thought and msg.get("reasoning_content"):
+    if not thought and (reasoning := msg.get("reasoning_content")):
         # foreign reasoning: shown as thinking with no signature (the gateway seals it
         # where it can; an unsigned block coming back is dropped, never trusted)
-        content.insert(0, {"type": "thinking", "thinking": msg["reasoning_content"], "signature": ""})
+        content.insert(0, {"type": "thinking", "thinking": reasoning, "signature": ""})
     stop, matched = stop_fields(completion.finish_reason, completion.native_finish_reason,
                                 completion.stop_sequence)
     return {

@@ -76,11 +76,11 @@ def citation_notes(citations: Any, start: int, end: int) -> list[Annotation]:
     return out
 
 
-def native_stop_reason(reason: str, native: str | None) -> str:
-    return native if native in STOP_REASONS else _REVERSE.get(reason, "end_turn")
+def native_stop_reason(reason: str | None, native: str | None) -> str:
+    return native if native in STOP_REASONS else _REVERSE.get(reason or "", "end_turn")
 
 
-def stop_fields(reason: str, native: str | None, matched: str | None) -> tuple[str, str | None]:
+def stop_fields(reason: str | None, native: str | None, matched: str | None) -> tuple[str, str | None]:
     """``stop_reason`` and ``stop_sequence`` of an answer: a known stop sequence means
     ``stop_sequence`` whatever the upstream's own word for it (vLLM: finish_reason stop,
     with the sequence in ``stop_reason``)."""
@@ -187,7 +187,9 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
 
     data = load_json(body, "Anthropic response")
     if data.get("type") == "error":  # an error body behind a 200 (proxies do this)
-        err = data.get("error") if isinstance(data.get("error"), dict) else {}
+        err = data.get("error")
+        if not isinstance(err, dict):
+            err = {}
         raise error_from(str(err.get("type") or ""), str(err.get("message") or ""), body=data,
                          request_id=data.get("request_id"))
     content = data.get("content")

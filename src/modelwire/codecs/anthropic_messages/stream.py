@@ -109,7 +109,7 @@ class StreamDecoder:
                     # nine events in ten: a text, thinking or tool-argument delta. The
                     # same steps as _block_delta, inline (a Hypothesis test compares
                     # both paths); anything else, or any doubt, goes to _block_delta.
-                    slot = blocks.get(data.get("index"))
+                    slot = blocks.get(data.get("index", -1))  # -1: no block has it
                     delta = data.get("delta")
                     if slot is not None and type(delta) is dict:
                         dtype = delta.get("type")

@@ -51,7 +51,7 @@ def decode_response(body: bytes | str | Mapping[str, Any], *, issuer: str | None
         model=model if isinstance(model, str) else "",
         id=rid if isinstance(rid, str) else "",
         native_finish_reason=native,
-        raw=data if parsed else dict(data),  # parsed here: nobody else holds it
+        raw=data if parsed and isinstance(data, dict) else dict(data),  # parsed here: nobody else holds it
         stop_sequence=matched if type(matched) is str and reason == "stop" else None,
     )
 
@@ -91,7 +91,7 @@ def decode_message(wire: Mapping[str, Any], issuer: str) -> AssistantMessage:
         msg["tool_calls"] = calls  # type: ignore[typeddict-item]
     notes = wire.get("annotations")  # a search model's url_citation list
     if notes and isinstance(notes, list):
-        msg["annotations"] = [a for a in notes if isinstance(a, MAPPING)]
+        msg["annotations"] = [a for a in notes if isinstance(a, dict)]
     return msg
 
 
@@ -139,8 +139,12 @@ def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     for call in wire_calls:
         if not isinstance(call, MAPPING):
             continue
-        fn = call.get("function") if isinstance(call.get("function"), MAPPING) else {}
-        name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+        fn = call.get("function")
+        if not isinstance(fn, MAPPING):
+            fn = {}
+        name = fn.get("name")
+        if not isinstance(name, str):
+            name = ""
         args = fn.get("arguments")
         if isinstance(args, (dict, list)):
             args = orjson.dumps(args).decode()  # some servers send an object, not a string

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import orjson
 
@@ -25,6 +25,7 @@ from ...events import (
     UsageEvent,
 )
 from ...messages import ThinkTagSplitter
+from ...messages.thinktags import Piece
 from ..sse import SSEDecoder, SSEEvent
 from ._common import DEFAULT_ISSUER, finish_reason, usage_from_wire
 from ._messages import SYNTHETIC_REASONING, gemini_block
@@ -42,7 +43,10 @@ _READABLE = {"reasoning.text": "text", "reasoning.summary": "summary"}
 _loads = orjson.loads
 
 
-def _hashable(value: Any) -> Any:
+_Scalar: TypeAlias = str | int | float | bool | None
+
+
+def _hashable(value: object) -> _Scalar:
     return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
 
 
@@ -82,7 +86,8 @@ class StreamDecoder:
         self._by_id: dict[str, _Call] = {}
         self._reasoning: list[str] = []
         self._details: list[tuple[str, dict[str, Any]]] = []  # (issuer, block)
-        self._detail_at: dict[tuple[Any, Any], dict[str, Any]] = {}
+        # an item's index, or ("type", its type) for items without one
+        self._detail_at: dict[int | tuple[str, _Scalar], dict[str, Any]] = {}
         self._splitter: ThinkTagSplitter | None = ThinkTagSplitter() if think_tags else None
         self._usage: Mapping[str, Any] | None = None
         self._signature: Any = None  # Gemini extra_content on the message
@@ -190,7 +195,7 @@ class StreamDecoder:
                     and type(args := fn.get("arguments")) is str
             except (AttributeError, TypeError, KeyError):
                 inline = False
-            if inline:
+            if inline and call is not None:
                 if args:  # the general path would not touch the state for it
                     out.append(ToolCallDelta(call.ordinal, args))
                 continue
@@ -271,10 +276,12 @@ class StreamDecoder:
         text = delta.get("reasoning_content")
         if not (isinstance(text, str) and text):
             text = delta.get("reasoning")
-        plain = isinstance(text, str) and bool(text)
-        if plain:
+        if isinstance(text, str) and text:
+            plain = True
             self._reasoning.append(text)
             out.append(ReasoningDelta(text))
+        else:
+            plain = False
         details = delta.get("reasoning_details")
         if details:
             # some endpoints stream reasoning only as items: their text is the reasoning
@@ -316,7 +323,7 @@ class StreamDecoder:
         elif pieces:
             self._pieces(pieces)
 
-    def _pieces(self, pieces: list[tuple[str, str]]) -> None:
+    def _pieces(self, pieces: list[Piece]) -> None:
         for kind, piece in pieces:
             if kind == "text":
                 if self._reasoning or self._details:
@@ -393,7 +400,9 @@ class StreamDecoder:
     def _on_call(self, tc: dict[str, Any]) -> None:
         wire = tc.get("index")
         call_id = tc.get("id") if isinstance(tc.get("id"), str) and tc.get("id") else None
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        fn = tc.get("function")
+        if not isinstance(fn, dict):
+            fn = {}
         name = fn.get("name") if isinstance(fn.get("name"), str) else ""
         args = fn.get("arguments")
         if isinstance(args, (dict, list)):

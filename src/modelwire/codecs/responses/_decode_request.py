@@ -19,7 +19,7 @@ import orjson
 
 from ...blockorder import order_field
 from ...errors import MessageError, ProtocolError, UnsupportedContentError
-from ...types import BlockKind, Effort, Message, Request, ToolSpec
+from ...types import AssistantMessage, BlockKind, Effort, Message, Request, ToolSpec
 from ._namespaces import NAMESPACE_KEY, call_name, flat_name
 from ._shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
@@ -368,8 +368,12 @@ class _Turn:
 
     def __init__(self, flat: Mapping[tuple[str, str], str]) -> None:
         self.flat = flat  # (namespace, name) -> the flat name the request's tools have
-        self.message: dict[str, Any] = {"role": "assistant", "content": None}
+        self.message: AssistantMessage = {"role": "assistant", "content": None}
         self.kinds: list[BlockKind] = []
+
+    def _flat_name(self, item: dict[str, Any]) -> str | None:
+        namespace = item.get("namespace")
+        return self.flat.get((namespace, item["name"])) if isinstance(namespace, str) else None
 
     def accepts(self, kind: str) -> bool:
         return not (kind == "message" and "text" in self.kinds)
@@ -409,7 +413,7 @@ class _Turn:
             arguments = value if kind == "function_call" else orjson.dumps({"input": value}).decode()
             msg.setdefault("tool_calls", []).append({
                 "id": item["call_id"], "type": "function",
-                "function": {"name": self.flat.get((item.get("namespace"), item["name"])) or call_name(item),
+                "function": {"name": self._flat_name(item) or call_name(item),
                              "arguments": arguments},
             })
         else:

@@ -175,24 +175,30 @@ class StreamEncoder:
         part around two markers, then only the text and the sequence number are
         written per event (byte-identical to :meth:`_emit`; a test compares them)."""
         key = (msg.id, msg.index, len(msg.parts))
-        frame = self._frames.get(key, False)
-        if frame is False:
-            probe: list[bytes] = []
-            seq = self._seq
-            self._emit(probe, "response.output_text.delta", item_id=msg.id, output_index=msg.index,
-                       content_index=key[2], delta=TEXT_MARK, logprobs=[])
-            self._seq = seq
-            split = split_at_text_mark(probe[0])
-            last = b'"sequence_number":%d}\n\n' % seq
-            # sequence_number is the last field: the frame ends with it, or is refused
-            ok = split is not None and split[1].endswith(last) and split[1].count(last) == 1
-            frame = self._frames[key] = (split[0], split[1][:-len(b"%d}\n\n" % seq)]) if ok else None
+        try:
+            frame = self._frames[key]
+        except KeyError:
+            frame = self._frames[key] = self._frame(msg, key[2])
         if frame is None:
             self._emit(out, "response.output_text.delta", item_id=msg.id, output_index=msg.index,
                        content_index=key[2], delta=text, logprobs=[])
             return
         out.append(b"%s%s%s%d}\n\n" % (frame[0], orjson.dumps(text), frame[1], self._seq))
         self._seq += 1
+
+    def _frame(self, msg: _Open, content_index: int) -> tuple[bytes, bytes] | None:
+        """What an output_text.delta event of this part holds before and after its text."""
+        probe: list[bytes] = []
+        seq = self._seq
+        self._emit(probe, "response.output_text.delta", item_id=msg.id, output_index=msg.index,
+                   content_index=content_index, delta=TEXT_MARK, logprobs=[])
+        self._seq = seq
+        split = split_at_text_mark(probe[0])
+        last = b'"sequence_number":%d}\n\n' % seq
+        # sequence_number is the last field: the frame ends with it, or is refused
+        if split is None or not split[1].endswith(last) or split[1].count(last) != 1:
+            return None
+        return split[0], split[1][:-len(b"%d}\n\n" % seq)]
 
     def _response(self, status: str, **kw: Any) -> dict[str, Any]:
         output = [self._output[i] for i in sorted(self._output)] if status != "in_progress" else []
@@ -545,7 +551,7 @@ def _in_order(msg: Mapping[str, Any], reasoning: list[dict[str, Any]], passthrou
     return out if len(out) == len(default) else default
 
 
-def _status_of(reason: FinishReason) -> tuple[str, str | None]:
+def _status_of(reason: FinishReason | None) -> tuple[str, str | None]:
     if reason == "length":
         return "incomplete", "max_output_tokens"
     if reason == "content_filter":

@@ -358,6 +358,8 @@ def _str(value: Any) -> str:
 def _error_event(data: dict[str, Any]) -> ProviderError:
     # the live API nests the fields under "error"; the reference has them flat:
     # take each field from whichever shape has it
-    nested = data.get("error") if isinstance(data.get("error"), dict) else {}
+    nested = data.get("error")
+    if not isinstance(nested, dict):
+        nested = {}
     err = {key: nested.get(key) or data.get(key) for key in ("message", "code", "type", "param")}
     return error_from_payload(err, body=data)
