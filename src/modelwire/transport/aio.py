@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from ..wire import EncodedRequest
+    from .h1 import H1Closed
 
 __all__ = ["AsyncHTTPTransport"]
 
@@ -66,7 +67,7 @@ class _AiohttpStream:
         self._resp = resp
         self._where = where
         self.status: int = resp.status
-        self.headers = {k.lower(): v for k, v in resp.headers.items()}
+        self.headers: Mapping[str, str] = {k.lower(): v for k, v in resp.headers.items()}
 
     async def read(self) -> bytes:
         with _aiohttp_errors(self._where, started=True):
@@ -222,7 +223,7 @@ class AsyncHTTPTransport:
                 # was never read, so it goes once more on a new connection
                 if reused and not exc.any_bytes and attempt == 0:
                     continue
-                raise _h1_error(exc, where) from exc
+                raise _closed_error(exc, where) from exc
             except BaseException as exc:
                 pool.release(conn)
                 err = _h1_error(exc, where)
@@ -389,14 +390,18 @@ def _deadline_error(timeouts: Timeouts, where: str) -> ReadTimeoutError:
     return ReadTimeoutError(f"the total deadline of {timeouts.total:g} s passed: {where}")
 
 
+def _closed_error(exc: H1Closed, where: str, started: bool = False) -> StreamInterruptedError:
+    when = "mid-stream" if exc.started or started else "before the response"
+    return StreamInterruptedError(f"connection closed {when}: {where}")
+
+
 def _h1_error(exc: BaseException, where: str, started: bool = False) -> TransportError | None:
     """The one seam where :mod:`modelwire.transport.h1`'s failures become modelwire errors
     (``None``: not a transport failure, e.g. a cancellation, to be re-raised as is)."""
     from . import h1 as _h1
 
     if isinstance(exc, _h1.H1Closed):
-        when = "mid-stream" if exc.started or started else "before the response"
-        return StreamInterruptedError(f"connection closed {when}: {where}")
+        return _closed_error(exc, where, started)
     if isinstance(exc, TimeoutError):
         return ReadTimeoutError(f"no data within the read timeout: {where}")
     if isinstance(exc, _h1.H1Error):

@@ -112,7 +112,8 @@ def env_proxy(origin: str, proxies: dict[str, str] | None = None) -> str | None:
     if not proxy:
         return None
     host = hostport.rsplit("@", 1)[-1]
-    if urllib.request.proxy_bypass_environment(host, proxies):
+    # present in every CPython 3, undocumented, so typeshed leaves it out
+    if urllib.request.proxy_bypass_environment(host, proxies):  # pyright: ignore[reportAttributeAccessIssue]
         return None
     return proxy
 

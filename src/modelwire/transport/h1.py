@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import deque
-from typing import Any
+from typing import Any, TypedDict
 
 import httptools
 
@@ -326,6 +326,10 @@ class _Deflate:
         return self._inner.flush() if self._inner is not None else b""
 
 
+class _Eyeballs(TypedDict, total=False):
+    happy_eyeballs_delay: float
+
+
 class H1Pool:
     """The connections to one origin in one event loop."""
 
@@ -343,7 +347,8 @@ class H1Pool:
         # Happy Eyeballs (RFC 8305): a host with a broken IPv6 route must not cost a whole
         # connect timeout. asyncio's loop does it; uvloop's create_connection has no such
         # argument and tries the addresses one after another.
-        self._eyeballs = {"happy_eyeballs_delay": 0.25} if isinstance(loop, asyncio.BaseEventLoop) else {}
+        self._eyeballs: _Eyeballs = (
+            {"happy_eyeballs_delay": 0.25} if isinstance(loop, asyncio.BaseEventLoop) else {})
 
     def take_idle(self) -> H1Conn | None:
         """A kept-alive connection for one exchange, without waiting, or ``None`` (then
