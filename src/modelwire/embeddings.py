@@ -22,7 +22,7 @@ import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import Any, Required, TypedDict, cast
 
 import orjson
 
@@ -59,8 +59,8 @@ class EmbeddingUsage(TypedDict):
 class EmbeddingRequest(TypedDict, total=False):
     """What the gateway's front door decoded: the Client's arguments."""
 
-    model: str
-    input: list[Any]
+    model: Required[str]
+    input: Required[list[Any]]
     dimensions: int
     input_type: InputType
     encoding_format: EmbeddingEncoding

@@ -11,20 +11,19 @@ modelwire's estimate, and the answer says which in ``x-modelwire-token-count``
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..client import Upstream
 from ..messages import prepare_conversation
+from ..types import Request
 from .request import request_options
 
 __all__ = ["upstream_count"]
 
 
-async def upstream_count(upstream: Upstream, req: dict[str, Any]) -> int | None:
+async def upstream_count(upstream: Upstream, req: Request) -> int | None:
     """The upstream's ``input_tokens`` for ``req``, or ``None`` when it cannot count."""
     if upstream.api_mode != "anthropic_messages" or not upstream.profile.counts_tokens:
         return None
     # the request as the messages door would send it; fields the counter rejects
     # (max_tokens, sampling) are cut from the encoded body by the Upstream
-    return await upstream.count_tokens({"messages": prepare_conversation(req["messages"]),
+    return await upstream.count_tokens({"messages": prepare_conversation(req.get("messages", [])),
                                         **request_options(req)})

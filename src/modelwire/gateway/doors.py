@@ -9,7 +9,7 @@ carry natively (see :mod:`modelwire.gateway.seal`).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ import orjson
 
 from ..codecs import CODECS, Codec
 from ..events import ReasoningBlock, ReasoningDelta, StreamEvent
+from ..types import Message, ReasoningDetail
 from ..wire.api import ApiMode
 from .errors import HttpError, error_body
 from .seal import Sealer
@@ -132,15 +133,15 @@ def seal_events(events: Iterable[StreamEvent], spec: Door, sealer: Sealer) -> li
     return out
 
 
-def open_sealed(messages: list[dict[str, Any]], sealer: Sealer) -> list[dict[str, Any]]:
+def open_sealed(messages: Sequence[Message], sealer: Sealer) -> list[Message]:
     """Restore sealed reasoning the client echoed; drop envelopes that do not open."""
-    out = []
+    out: list[Message] = []
     for message in messages:
-        details = message.get("reasoning_details") if message.get("role") == "assistant" else None
-        if not details:
+        # a decoded request's messages all have a role (the codecs check it)
+        if message["role"] != "assistant" or not (details := message.get("reasoning_details")):
             out.append(message)
             continue
-        restored = []
+        restored: list[ReasoningDetail] = []
         changed = tampered = False
         for entry in details:
             block = entry.get("block", {}) if isinstance(entry, dict) else {}

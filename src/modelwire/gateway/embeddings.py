@@ -69,7 +69,7 @@ class EmbeddingsDoor:
         except Exception as exc:  # noqa: BLE001  (every error leaves in OpenAI's shape; logged there)
             return failure_reply(ctx, exc, _SHAPE)
         finally:
-            if held is not None:
+            if held is not None and gw.slots is not None:
                 gw.slots.release(held)
             ctx.log()
 

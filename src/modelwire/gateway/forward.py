@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import orjson
@@ -52,7 +52,7 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
     return fwd.upstream.failed(fwd.lease, err, "lane").kind in _LADDER
 
 
-async def forward(upstream: Upstream, door: Door, req: dict[str, Any], ctx: Any,
+async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: Any,
                   client_headers: Any, *, hand_over: bool = True) -> Any:
     """The response, or ``None`` to let the translating path (with its ladder) serve it;
     never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:

@@ -12,7 +12,7 @@ import orjson
 
 from ..errors import ModelwireError, OverloadedError, UnsupportedContentError
 from ..events import StreamError
-from ..types import ApiMode
+from ..types import ApiMode, Request
 from .depth import check_depth
 from .doors import DOORS, Door, open_sealed, seal_events, seal_message
 from .errors import GatewayError, from_exception, scrubbed
@@ -91,15 +91,15 @@ class _Handlers:
             how = "upstream"
             if count is None:
                 payload: dict[str, Any] = {"messages": req.get("messages", [])}
-                if req.get("tools"):
-                    payload["tools"] = req["tools"]
+                if tools := req.get("tools"):
+                    payload["tools"] = tools
                 count, how = estimate_tokens(payload), "estimated"
         except (GatewayError, ModelwireError) as exc:
             return error_response(from_exception(exc, "anthropic_messages"), "anthropic_messages", ctx.request_id)
         return Reply(200, orjson.dumps({"input_tokens": count}),
                      {"x-request-id": ctx.request_id, "x-modelwire-token-count": how})
 
-    async def _upstream_count(self, req: dict[str, Any], headers: Any) -> int | None:
+    async def _upstream_count(self, req: Request, headers: Any) -> int | None:
         """The model's upstream's own count, or ``None``: an unknown model or one that
         cannot be built still gets an estimate (a count is advice, not a request)."""
         from .count import upstream_count
@@ -111,7 +111,7 @@ class _Handlers:
         return await upstream_count(client.upstream(), req)
 
     # ----------------------------------------------------------- common
-    async def _decode(self, request: Any, ctx: Ctx, door: Door) -> dict[str, Any]:
+    async def _decode(self, request: Any, ctx: Ctx, door: Door) -> Request:
         body = ctx.raw = await read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(body)
@@ -135,7 +135,8 @@ class _Handlers:
             req = door.codec.decode_request(data, request.headers)
         except UnsupportedContentError as exc:
             ctx.unexpressible = exc  # _serve decides: the lane, or this 400
-            return {"model": data.get("model"), "messages": [], "stream": bool(data.get("stream"))}
+            model: Any = data.get("model")  # checked by the gateway's model table
+            return {"model": model, "messages": [], "stream": bool(data.get("stream"))}
         except ModelwireError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -145,7 +146,7 @@ class _Handlers:
         if may_hold_envelope(body):  # else no message has anything to open (not walked)
             sealer = self.gw.sealer
             before = sealer.unopened
-            req["messages"] = open_sealed(list(req.get("messages") or []), sealer)
+            req["messages"] = open_sealed(req.get("messages") or [], sealer)
             if sealer.unopened != before:
                 ctx.warning = self.gw.seals_unopened()
         return req
@@ -166,7 +167,7 @@ class _Handlers:
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):
                 raise ctx.unexpressible  # routing reads the conversation, which did not decode
             ctx.model, route = self.gw.route(
-                ctx.model, req["messages"], request.headers.get("x-modelwire-conversation-id"))
+                ctx.model, req.get("messages", []), request.headers.get("x-modelwire-conversation-id"))
             if route is not None:
                 ctx.route = f"{route.kind}: {route.reason}"
             if self.gw.slots is not None:
@@ -198,7 +199,7 @@ class _Handlers:
                     streamed = await ticket.served(streamed, ctx)
                 return streamed
             before_upstream = time.perf_counter()
-            completion = await client.complete(req["messages"], **opts)
+            completion = await client.complete(req.get("messages", []), **opts)
             t_done = time.perf_counter()
             # the Client's own encode and decode, not the wait
             work = completion.timing.work if completion.timing is not None else 0.0
@@ -227,7 +228,7 @@ class _Handlers:
         except Exception as exc:  # noqa: BLE001  (every error leaves in the door's shape; logged there)
             return failure_reply(ctx, exc, door.api_mode)
         finally:
-            if held is not None:
+            if held is not None and self.gw.slots is not None:
                 self.gw.slots.release(held)
             if ticket is not None:
                 await ticket.failed(ctx)  # nothing once it was served
@@ -245,10 +246,10 @@ class _Handlers:
         reply.stream = HeldStream(reply.stream, lambda: slots.release(held))
         return None
 
-    def _fit_tools(self, req: dict[str, Any], client: Any, ctx: Ctx) -> None:
+    def _fit_tools(self, req: Request, client: Any, ctx: Ctx) -> None:
         """Hosted tools the upstream cannot run: dropped, refused or mapped (see
         :mod:`modelwire.gateway.hosted`)."""
-        fit = fit_tools(req["tools"], "responses", client.api_mode, self.gw.unsupported_tools)
+        fit = fit_tools(req.get("tools", []), "responses", client.api_mode, self.gw.unsupported_tools)
         if not fit.dropped and not fit.mapped:
             return
         req["tools"] = fit.tools
@@ -258,12 +259,12 @@ class _Handlers:
             # a choice of a tool no longer sent: the model chooses (mapped: it has the name)
             req["tool_choice"] = "auto" if choice["type"] in fit.dropped else "required"
 
-    async def _stream(self, client: Any, req: dict[str, Any], opts: dict[str, Any], ctx: Ctx,
+    async def _stream(self, client: Any, req: Request, opts: dict[str, Any], ctx: Ctx,
                       door: Door) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
         then stream. A client that disconnects cancels the upstream at once."""
         before_upstream = time.perf_counter()
-        stream = client.stream(req["messages"], **opts)
+        stream = client.stream(req.get("messages", []), **opts)
         # one write per upstream read, not one per event (the Client groups them)
         iterator = stream.batches().__aiter__()
         try:
@@ -339,7 +340,7 @@ def make_handlers(gateway: Any) -> _Handlers:
     return _Handlers(gateway)
 
 
-def _answer(door: Door, ctx: Ctx, req: dict[str, Any]) -> dict[str, Any]:
+def _answer(door: Door, ctx: Ctx, req: Request) -> dict[str, Any]:
     """The answer's id, time and model for the door's codec. The model is the name the
     client asked for, streamed or not (the upstream's own id is in x-modelwire-model)."""
     return door.answer_args(ctx.request_id, ctx.created, req.get("model") or ctx.model)

@@ -14,6 +14,7 @@ import itertools
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,13 +68,13 @@ def error_response(err: HttpError, door: ApiMode, request_id: str) -> Any:
     return Reply(err.status, orjson.dumps(error_body(err, door, request_id)), headers)
 
 
-def request_options(req: dict[str, Any]) -> dict[str, Any]:
+def request_options(req: Mapping[str, Any]) -> dict[str, Any]:
     """The request's fields with an internal meaning, as the Client's arguments."""
     # a request carries one or two of the nine, usually
     return {k: req[k] for k in req.keys() & _REQUEST_FIELDS if req[k] is not None}
 
 
-def client_options(req: dict[str, Any], door: str) -> dict[str, Any]:
+def client_options(req: Mapping[str, Any], door: str) -> dict[str, Any]:
     opts = request_options(req)
     # native fields and tools: the Client gives them to the models of the chain that speak
     # the door's protocol, leaves the fields out for the others and refuses their tools
