@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import UnsupportedContentError
+from ..types import JSONValue
 from ..wire import protocol_name
 
 __all__ = ["FOR_PROTOCOL", "NAMESPACE_KEY", "allowed_only", "native_tool", "unique_tools"]
@@ -41,7 +42,7 @@ def native_tool(spec: dict[str, Any], index: int, request: Any, protocol: str) -
     return dict(spec)
 
 
-def allowed_only(tools: Any, choice: Any) -> tuple[Any, Any]:
+def allowed_only(tools: JSONValue, choice: JSONValue) -> tuple[Any, Any]:
     """OpenAI's ``tool_choice: {"type": "allowed_tools", ...}`` for an endpoint without it:
     only the allowed tools are sent, and the mode (``auto`` / ``required``) becomes the
     choice. Anything else comes back as it is."""

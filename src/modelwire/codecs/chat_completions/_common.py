@@ -25,7 +25,7 @@ from ...errors import (
     RateLimitError,
     ServerError,
 )
-from ...types import FinishReason, Usage
+from ...types import FinishReason, JSONValue, Usage
 
 # isinstance(x, MAPPING) answers for a dict without the ABC machinery (a Python-level
 # __instancecheck__ call per check: a dozen per request on the gateway's path)
@@ -58,7 +58,7 @@ _FINISH: dict[str, FinishReason] = {
 }
 
 
-def finish_reason(native: Any, has_tool_calls: bool) -> tuple[FinishReason, str | None]:
+def finish_reason(native: JSONValue, has_tool_calls: bool) -> tuple[FinishReason, str | None]:
     """Our finish reason and the provider's own (``None`` when they are the same).
 
     Ollama and some llama.cpp builds answer ``stop`` for a turn that made tool
@@ -151,7 +151,7 @@ def loads(data: bytes | str, what: str) -> Any:
         raise ProtocolError(f"{what} is not valid JSON: {exc}") from exc
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: JSONValue) -> bytes:
     return orjson.dumps(obj)
 
 
@@ -238,7 +238,7 @@ def parse_error_body(body: bytes | dict | list | str | None) -> tuple[Any, dict[
     return parsed, {"message": _text(node)}
 
 
-def _text(value: Any) -> str:
+def _text(value: JSONValue) -> str:
     if isinstance(value, str):
         return value
     return orjson.dumps(value).decode()[:2000]

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from ...errors import MessageError, UnsupportedContentError
+from ...types import JSONValue
 from ...wire import ProviderProfile
 
 # Keys of our internal assistant message that no Chat Completions server takes
@@ -39,7 +40,7 @@ SYNTHETIC_REASONING = "reasoning_content"  # the block type we mint for plain re
 GEMINI_SIGNATURE = "gemini_extra_content"
 
 
-def gemini_block(extra: Any, call_id: str | None = None) -> dict[str, Any]:
+def gemini_block(extra: JSONValue, call_id: str | None = None) -> dict[str, Any]:
     block: dict[str, Any] = {"type": GEMINI_SIGNATURE, "extra_content": extra}
     if call_id is not None:
         block["tool_call_id"] = call_id
@@ -83,7 +84,7 @@ class ToolIds:
         return clean or "call_" + hashlib.sha256(call_id.encode()).hexdigest()[:24]
 
 
-def encode_messages(messages: Any, profile: ProviderProfile) -> list[dict[str, Any]]:
+def encode_messages(messages: JSONValue, profile: ProviderProfile) -> list[dict[str, Any]]:
     if not isinstance(messages, list):
         raise MessageError("messages must be a list")
     # None: ids go out as they are (most profiles), without a call per id
@@ -124,7 +125,7 @@ def _clean(msg: dict[str, Any]) -> dict[str, Any]:
     return dict(msg)
 
 
-def _check_vision(content: Any, i: int, profile: ProviderProfile, where: str) -> None:
+def _check_vision(content: JSONValue, i: int, profile: ProviderProfile, where: str) -> None:
     if profile.vision or not isinstance(content, list):
         return
     for j, part in enumerate(content):
@@ -165,7 +166,7 @@ def _assistant(msg: dict[str, Any], i: int, profile: ProviderProfile, ids: ToolI
     return wire
 
 
-def _call(call: Any, i: int, j: int, profile: ProviderProfile, ids: ToolIds | None) -> dict[str, Any]:
+def _call(call: JSONValue, i: int, j: int, profile: ProviderProfile, ids: ToolIds | None) -> dict[str, Any]:
     if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
         raise MessageError(f"messages[{i}].tool_calls[{j}] must be an object with a function", index=i)
     fn = call["function"]
@@ -317,7 +318,7 @@ def _media_turn(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"role": "user", "content": list(parts)}
 
 
-def wrap_details(items: Any, issuer: str) -> list[dict[str, Any]]:
+def wrap_details(items: JSONValue, issuer: str) -> list[dict[str, Any]]:
     """Wire reasoning_details items -> internal entries. Items already in the
     internal ``{"issuer", "block"}`` form (a modelwire client replaying its
     history through the gateway) are kept as they are."""

@@ -24,7 +24,7 @@ from ...events import (
     ToolCallStart,
     UsageEvent,
 )
-from ...types import Request
+from ...types import JSONValue, Request
 from ..sse import TEXT_MARK, split_at_text_mark
 from ..stream_failure import FailureKind, failure_kind
 from ._common import MAPPING, usage_to_wire
@@ -125,7 +125,7 @@ class StreamEncoder:
         return out + b"data: [DONE]\n\n"
 
 
-def _error_body(error: Any) -> dict[str, Any]:
+def _error_body(error: BaseException) -> dict[str, Any]:
     code = getattr(error, "code", None)
     status = getattr(error, "status", None)
     body: dict[str, Any] = {"message": str(error), "type": _ERROR_TYPES.get(failure_kind(error), "server_error"),
@@ -202,7 +202,7 @@ def encode_message(message: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def tagged_details(details: Any) -> list[dict[str, Any]]:
+def tagged_details(details: JSONValue) -> list[dict[str, Any]]:
     if not isinstance(details, list):
         return []
     return [{"issuer": d.get("issuer") or "", "block": d["block"]} for d in details

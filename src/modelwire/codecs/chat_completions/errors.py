@@ -4,9 +4,9 @@ stream, -> the most specific :class:`~modelwire.errors.ProviderError`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ...errors import ProviderError
+from ...types import JSONValue
 from ._common import (
     MAPPING,
     error_class,
@@ -42,7 +42,7 @@ def decode_error(status: int, headers: Mapping[str, str] | None,
     )
 
 
-def stream_error(err: Any, chunk: Any) -> ProviderError:
+def stream_error(err: JSONValue, chunk: JSONValue) -> ProviderError:
     """An ``{"error": ...}`` inside a 200 stream (Groq ``tool_use_failed``,
     OpenRouter mid-stream failures)."""
     inner = err if isinstance(err, MAPPING) else {"message": str(err)}

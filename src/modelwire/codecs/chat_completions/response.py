@@ -11,7 +11,7 @@ from ...accumulate import deterministic_tool_call_id
 from ...completion import Completion
 from ...errors import ProtocolError
 from ...messages import split_think_tags
-from ...types import AssistantMessage, empty_usage
+from ...types import AssistantMessage, JSONValue, empty_usage
 from ._common import (
     DEFAULT_ISSUER,
     MAPPING,
@@ -101,7 +101,7 @@ def _item_text(detail: Mapping[str, Any]) -> str | None:
     return text if isinstance(text, str) else None
 
 
-def _content(content: Any) -> tuple[str, list[str]]:
+def _content(content: JSONValue) -> tuple[str, list[str]]:
     """(visible text, reasoning pieces) from a string or a list of parts."""
     if isinstance(content, str):
         reasoning, text = split_think_tags(content)
@@ -122,7 +122,7 @@ def _content(content: Any) -> tuple[str, list[str]]:
     return text, thoughts + ([reasoning] if reasoning else [])
 
 
-def _thinking_texts(value: Any) -> list[str]:
+def _thinking_texts(value: JSONValue) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, list):
@@ -130,7 +130,7 @@ def _thinking_texts(value: Any) -> list[str]:
     return []
 
 
-def _calls(wire_calls: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _calls(wire_calls: JSONValue) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(tool calls, Gemini signature blocks that rode on them)."""
     out: list[dict[str, Any]] = []
     signatures: list[dict[str, Any]] = []

@@ -26,6 +26,7 @@ from ...events import (
 )
 from ...messages import ThinkTagSplitter
 from ...messages.thinktags import Piece
+from ...types import JSONValue
 from ..sse import SSEDecoder, SSEEvent
 from ._common import DEFAULT_ISSUER, finish_reason, usage_from_wire
 from ._messages import SYNTHETIC_REASONING, gemini_block
@@ -227,7 +228,7 @@ class StreamDecoder:
                                 partial=self._partial()) from exc
         self._on_chunk(event, chunk)
 
-    def _on_chunk(self, event: str, chunk: Any) -> None:
+    def _on_chunk(self, event: str, chunk: JSONValue) -> None:
         if type(chunk) is not dict:
             self._drain()
             raise ProtocolError(f"stream chunk must be a JSON object, got {type(chunk).__name__}",
@@ -349,7 +350,7 @@ class StreamDecoder:
                         self._reasoning.append(piece)
                         self._out.append(ReasoningDelta(piece))
 
-    def _merge_details(self, items: Any, *, readable: bool) -> None:
+    def _merge_details(self, items: JSONValue, *, readable: bool) -> None:
         if not isinstance(items, list):
             return
         for item in items:
@@ -390,7 +391,7 @@ class StreamDecoder:
             elif v not in (None, ""):
                 cur[k] = v
 
-    def _on_calls(self, calls: Any) -> None:
+    def _on_calls(self, calls: JSONValue) -> None:
         if not isinstance(calls, list):
             return
         for tc in calls:
@@ -465,7 +466,7 @@ class StreamDecoder:
                                                           "text": "".join(self._reasoning)}))
         self._reasoning = []
 
-    def _finish(self, native: Any, matched: Any = None) -> None:
+    def _finish(self, native: JSONValue, matched: JSONValue = None) -> None:
         """The turn ended: flush held text, finished reasoning blocks, end every
         call (never earlier: partial JSON that parses is not a finished call)."""
         self._finished = True

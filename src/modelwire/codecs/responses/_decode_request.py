@@ -19,7 +19,7 @@ import orjson
 
 from ...blockorder import order_field
 from ...errors import MessageError, ProtocolError, UnsupportedContentError
-from ...types import AssistantMessage, BlockKind, Effort, Message, Request, ToolSpec
+from ...types import AssistantMessage, BlockKind, Effort, JSONValue, Message, Request, ToolSpec
 from ._namespaces import NAMESPACE_KEY, call_name, flat_name
 from ._shell import LOCAL_SHELL, shell_arguments, shell_tool_spec
 
@@ -139,7 +139,7 @@ class _Tools:
     """The request's tools as internal specs, namespace members flattened in place (see
     ``_namespaces``), with the names of the custom ones."""
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: JSONValue) -> None:
         self.specs: list[ToolSpec] | None = None
         self.custom: list[str] = []
         self.namespaces: dict[str, tuple[str, str]] = {}
@@ -160,7 +160,7 @@ class _Tools:
             else:
                 self._add(tool)
 
-    def _add(self, tool: Any, name: str | None = None) -> None:
+    def _add(self, tool: JSONValue, name: str | None = None) -> None:
         spec = _decode_tool(tool)
         if name is not None:
             spec["function"]["name"] = name  # type: ignore[typeddict-item]
@@ -188,12 +188,12 @@ class _Tools:
                 "name": space, "description": tool.get("description"), "member": member["name"]}
 
 
-def _namespaced_choice(choice: Any, table: Mapping[str, tuple[str, str]]) -> Any:
+def _namespaced_choice(choice: JSONValue, table: Mapping[str, tuple[str, str]]) -> Any:
     """``tool_choice`` naming a namespaced tool (``{"type": "function", "namespace": ...,
     "name": ...}``) names its flat function; ``allowed_tools`` entries likewise."""
     flat = {pair: name for name, pair in table.items()}
 
-    def one(ref: Any) -> Any:
+    def one(ref: JSONValue) -> Any:
         fn = ref.get("function") if isinstance(ref, dict) else None
         space = ref.get("namespace") if isinstance(ref, dict) else None
         if isinstance(fn, dict) and isinstance(space, str) and isinstance(fn.get("name"), str):
@@ -207,7 +207,7 @@ def _namespaced_choice(choice: Any, table: Mapping[str, tuple[str, str]]) -> Any
     return one(choice)
 
 
-def _decode_field(key: str, value: Any, request: Request, extra: dict[str, Any]) -> None:
+def _decode_field(key: str, value: JSONValue, request: Request, extra: dict[str, Any]) -> None:
     if key == "tool_choice":
         request["tool_choice"] = _decode_tool_choice(value)
     elif key == "reasoning":
@@ -240,7 +240,7 @@ def _decode_field(key: str, value: Any, request: Request, extra: dict[str, Any])
         extra[key] = value
 
 
-def _typed(key: str, value: Any, kind: Any) -> Any:
+def _typed(key: str, value: JSONValue, kind: type | tuple[type, ...]) -> Any:
     if isinstance(value, bool) and kind is not bool:
         raise MessageError(f"'{key}' must be a number")
     if not isinstance(value, kind):
@@ -248,7 +248,7 @@ def _typed(key: str, value: Any, kind: Any) -> Any:
     return value
 
 
-def _decode_tool(tool: Any) -> ToolSpec:
+def _decode_tool(tool: JSONValue) -> ToolSpec:
     if not isinstance(tool, dict) or "type" not in tool:
         raise MessageError(f"tool must be an object with a type, got {tool!r:.80}")
     if tool["type"] == "custom":
@@ -282,7 +282,7 @@ def _decode_custom_tool(tool: dict[str, Any]) -> ToolSpec:
     return {"type": "function", "function": fn}  # type: ignore[typeddict-item]
 
 
-def _decode_tool_choice(choice: Any) -> Any:
+def _decode_tool_choice(choice: JSONValue) -> Any:
     if isinstance(choice, str):
         return choice
     if isinstance(choice, dict):
@@ -312,7 +312,7 @@ def _decode_format(fmt: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": inner}
 
 
-def decode_input(value: Any, issuer: str, *,
+def decode_input(value: JSONValue, issuer: str, *,
                  namespaces: Mapping[str, tuple[str, str]] | None = None) -> list[Message]:
     """Responses ``input`` (a string or items) -> internal messages. ``namespaces``: the
     request's flat name -> (namespace, name) table, for echoed namespaced calls."""
@@ -430,7 +430,7 @@ def reasoning_texts(item: dict[str, Any]) -> list[str]:
     return out
 
 
-def _output_content(content: Any, index: int) -> tuple[str, str]:
+def _output_content(content: JSONValue, index: int) -> tuple[str, str]:
     if isinstance(content, str):
         return content, ""
     text, refusal = [], []
@@ -473,7 +473,7 @@ def _decode_tool_result(item: dict[str, Any], index: int) -> Message:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def _decode_part(part: Any, index: int) -> dict[str, Any]:
+def _decode_part(part: JSONValue, index: int) -> dict[str, Any]:
     kind = part.get("type") if isinstance(part, dict) else None
     if kind in ("input_text", "output_text", "text"):
         return {"type": "text", "text": part.get("text", "")}

@@ -21,6 +21,7 @@ from ...errors import (
     RateLimitError,
     ServerError,
 )
+from ...types import JSONValue
 from ...wire.retry_hints import retry_after_seconds
 
 __all__ = ["decode_error", "error_from_payload"]
@@ -73,7 +74,7 @@ def _error_class(status: int | None, code: str | None, kind: str | None) -> type
 
 def error_from_payload(
     err: Mapping[str, Any], *, status: int | None = None, headers: Mapping[str, str] | None = None,
-    body: Any = None,
+    body: JSONValue = None,
 ) -> ProviderError:
     """An error object (``{"message", "type", "code", "param"}``) -> the right class."""
     err = err if isinstance(err, Mapping) else {}
@@ -109,5 +110,5 @@ def decode_error(status: int, headers: Mapping[str, str] | None, body: bytes | d
     return error_from_payload(err, status=status, headers=headers, body=parsed)
 
 
-def _retry_after(headers: dict[str, str], body: Any) -> float | None:
+def _retry_after(headers: dict[str, str], body: JSONValue) -> float | None:
     return retry_after_seconds(headers, body)

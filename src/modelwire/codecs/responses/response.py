@@ -40,7 +40,7 @@ from ...events import (
     ToolCallStart,
     UsageEvent,
 )
-from ...types import FinishReason, Usage
+from ...types import FinishReason, JSONValue, Usage
 from ._decode_request import reasoning_texts
 from ._namespaces import call_name
 from .errors import decode_error, error_from_payload
@@ -66,7 +66,7 @@ def mint_id(prefix: str, *parts: object) -> str:
 
 
 # ================================================================ usage / finish
-def usage_in(raw: Any) -> Usage:
+def usage_in(raw: JSONValue) -> Usage:
     """Responses usage -> internal usage (``input_tokens`` already includes cached)."""
     raw = raw if isinstance(raw, dict) else {}
     inp = _int(raw.get("input_tokens"))
@@ -85,7 +85,7 @@ def usage_in(raw: Any) -> Usage:
     }
 
 
-def _int(value: Any) -> int:
+def _int(value: JSONValue) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -188,7 +188,7 @@ def part_annotations(part: Mapping[str, Any], offset: int) -> list[Annotation]:
     return [Annotation(a) for a in found if a is not None]
 
 
-def annotation_in(raw: Any, offset: int = 0) -> dict[str, Any] | None:
+def annotation_in(raw: JSONValue, offset: int = 0) -> dict[str, Any] | None:
     """A Responses annotation (flat: ``{"type": "url_citation", "url": ...}``) -> Chat
     Completions' shape (the fields under the type's name), indices moved by ``offset``."""
     if not isinstance(raw, dict) or not isinstance(raw.get("type"), str):
@@ -201,7 +201,7 @@ def annotation_in(raw: Any, offset: int = 0) -> dict[str, Any] | None:
     return {"type": kind, kind: inner}
 
 
-def annotation_out(annotation: Any) -> dict[str, Any] | None:
+def annotation_out(annotation: JSONValue) -> dict[str, Any] | None:
     """Chat Completions' annotation shape -> the Responses API's flat one."""
     if not isinstance(annotation, dict) or not isinstance(annotation.get("type"), str):
         return None
@@ -247,7 +247,7 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
     )
 
 
-def _json(body: Any) -> dict[str, Any]:
+def _json(body: JSONValue) -> dict[str, Any]:
     if isinstance(body, (bytes, bytearray, memoryview, str)):
         try:
             body = orjson.loads(body)

@@ -47,6 +47,7 @@ from ...events import (
     ToolCallStart,
     UsageEvent,
 )
+from ...types import JSONValue
 from ..sse import SSEDecoder, SSEEvent
 from ._decode_request import reasoning_texts
 from ._namespaces import call_name
@@ -222,7 +223,7 @@ class StreamDecoder:
         self.id = response.get("id") or self.id
         self.model = response.get("model") or self.model
 
-    def _reasoning(self, kind: str, data: dict[str, Any], delta: Any, out: list[StreamEvent]) -> None:
+    def _reasoning(self, kind: str, data: dict[str, Any], delta: JSONValue, out: list[StreamEvent]) -> None:
         text = _str(delta)
         if not text:
             return
@@ -250,7 +251,7 @@ class StreamDecoder:
         call.unnamed = True
         return call
 
-    def _item_added(self, item: dict[str, Any], output_index: Any, out: list[StreamEvent]) -> None:
+    def _item_added(self, item: dict[str, Any], output_index: JSONValue, out: list[StreamEvent]) -> None:
         if item.get("type") != "function_call":
             return
         call = _Call(self._n_calls)
@@ -263,7 +264,7 @@ class StreamDecoder:
             call.emitted.append(_str(item["arguments"]))
             out.append(ToolCallDelta(call.index, item["arguments"]))
 
-    def _finish_arguments(self, call: _Call, arguments: Any, out: list[StreamEvent]) -> None:
+    def _finish_arguments(self, call: _Call, arguments: JSONValue, out: list[StreamEvent]) -> None:
         if not isinstance(arguments, str):
             return
         sent = "".join(call.emitted)
@@ -272,7 +273,7 @@ class StreamDecoder:
             call.emitted.append(rest)
             out.append(ToolCallDelta(call.index, rest))
 
-    def _item_done(self, item: dict[str, Any], output_index: Any, out: list[StreamEvent]) -> None:
+    def _item_done(self, item: dict[str, Any], output_index: JSONValue, out: list[StreamEvent]) -> None:
         self._items += 1
         kind = item.get("type")
         if kind == "function_call":
@@ -326,7 +327,7 @@ class StreamDecoder:
             out.append(UsageEvent(usage_in(response["usage"])))
         out.append(finish_of(response, self._n_calls > 0))
 
-    def _complete_reasoning(self, output: Any) -> None:
+    def _complete_reasoning(self, output: JSONValue) -> None:
         """The reasoning items of ``response.completed`` are the final ones: what the
         non-streamed answer carries, so what the next turn must send back. They can
         differ from the ``output_item.done`` copies (OpenAI re-encrypts
@@ -349,7 +350,7 @@ class StreamDecoder:
         return error
 
 
-def _str(value: Any) -> str:
+def _str(value: JSONValue) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {type(value).__name__}")
     return value
