@@ -15,7 +15,7 @@ Control endpoints (test facilities, loopback clients only):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 from starlette.applications import Starlette
@@ -26,6 +26,10 @@ from starlette.routing import Route
 from .endpoints import Backend
 from .faults import parse_fault
 from .response import ABORT_KEY
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
 
 __all__ = ["build_app"]
 
@@ -64,7 +68,7 @@ class _EmulatorApp(Starlette):
     the ``reset_before`` fault. Only the outermost app sees uvicorn's own ``send`` (a bound
     method of the request cycle, which owns the transport); Starlette wraps it inside."""
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             transport = getattr(getattr(send, "__self__", None), "transport", None)
             if transport is not None and hasattr(transport, "abort"):

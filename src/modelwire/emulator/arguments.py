@@ -25,6 +25,7 @@ import math
 import re
 from typing import Any
 
+from ..types import JSONValue
 from .words import STOP, arithmetic, content_words
 
 __all__ = ["build_arguments"]
@@ -117,7 +118,7 @@ class Findings:
         return " ".join(self.words[:limit])
 
 
-def build_arguments(schema: Any, text: str, tool: str = "", *,
+def build_arguments(schema: JSONValue, text: str, tool: str = "", *,
                     context: str | None = None) -> dict[str, Any]:
     """Arguments valid against ``schema`` (an object schema), filled from ``text``; a
     value ``text`` does not name is looked for in ``context`` (the whole request, when
@@ -139,7 +140,7 @@ class _Builder:
         self.loose = False
 
     # ------------------------------------------------------------- schema
-    def resolve(self, schema: Any, depth: int) -> dict[str, Any]:
+    def resolve(self, schema: JSONValue, depth: int) -> dict[str, Any]:
         """The schema with ``$ref`` followed and ``allOf`` merged."""
         schema = schema if isinstance(schema, dict) else {}
         for _ in range(_MAX_DEPTH):
@@ -157,7 +158,7 @@ class _Builder:
             schema = merged
         return schema
 
-    def value(self, name: str, schema: Any, depth: int, wanted: bool) -> Any:
+    def value(self, name: str, schema: JSONValue, depth: int, wanted: bool) -> Any:
         """A value for field ``name``; ``_MISSING`` when it is optional and not named."""
         schema = self.resolve(schema, depth)
         if "const" in schema:

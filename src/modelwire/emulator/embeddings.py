@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..embeddings import encode_response
+from ..types import JSONValue
 from .wire import ApiError, tokens
 
 __all__ = ["EMBEDDING_MODELS", "MAX_INPUTS", "MAX_INPUT_TOKENS", "MAX_REQUEST_TOKENS", "serve"]
@@ -54,7 +55,7 @@ _INVALID_INPUT = ("'$.input' is invalid. Please check the API reference: "
                   "https://platform.openai.com/docs/api-reference.")
 
 
-def serve(body: Any) -> bytes:
+def serve(body: JSONValue) -> bytes:
     """The answer to one request body (parsed JSON), or an :class:`ApiError`."""
     if not isinstance(body, dict):
         raise ApiError(400, "We could not parse the JSON body of your request.")
@@ -90,7 +91,7 @@ def serve(body: Any) -> bytes:
     return encode_response(vectors, model, {"prompt_tokens": total, "total_tokens": total}, fmt)
 
 
-def _inputs(raw: Any) -> list[Any]:
+def _inputs(raw: JSONValue) -> list[Any]:
     if isinstance(raw, str):
         raw = [raw]
     elif isinstance(raw, list) and raw and all(type(t) is int for t in raw):
@@ -108,7 +109,7 @@ def _inputs(raw: Any) -> list[Any]:
     return raw
 
 
-def _dimensions(raw: Any, spec: EmbeddingModel) -> int:
+def _dimensions(raw: JSONValue, spec: EmbeddingModel) -> int:
     if raw is None:
         return spec.dimensions
     if not spec.flexible:
@@ -119,11 +120,11 @@ def _dimensions(raw: Any, spec: EmbeddingModel) -> int:
     return raw
 
 
-def _tokens(item: Any) -> int:
+def _tokens(item: JSONValue) -> int:
     return tokens(len(item)) if isinstance(item, str) else len(item)
 
 
-def _words(item: Any, marker: str | None) -> list[str]:
+def _words(item: JSONValue, marker: str | None) -> list[str]:
     words = _WORD.findall(item.lower()) if isinstance(item, str) else [f"#{t}" for t in item]
     if not words:  # punctuation only: the text itself is its one word
         words = [item if isinstance(item, str) else "#"]

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from ..types import JSONValue
 from . import render_anthropic, render_chat, render_responses
 from .faults import (
     BODY_FAULTS,
@@ -163,7 +164,7 @@ class Backend:
 
     # ------------------------------------------------------------ serving
     def _serve(self, endpoint: str, profile: EmuProfile, headers: Mapping[str, str],
-               body: Any, *, as_json: bool = False,
+               body: JSONValue, *, as_json: bool = False,
                ) -> tuple[int, dict[str, str], list[bytes], bytes | None]:
         if endpoint == "models":
             return 200, {"content-type": _JSON}, [dumps(self._models(headers))], None
@@ -189,7 +190,7 @@ class Backend:
             parsed = dataclasses.replace(parsed, stream=False)
         return self._render(endpoint, parsed, reply, ctx)
 
-    def _reply(self, parsed: Parsed, endpoint: str, body: Any) -> Reply:
+    def _reply(self, parsed: Parsed, endpoint: str, body: JSONValue) -> Reply:
         if self.script is None:
             return respond(parsed.prompt)
         step = self.script.next(ScriptRequest(endpoint, parsed.model, parsed.stream,
@@ -198,7 +199,7 @@ class Backend:
             raise step
         return step
 
-    def _context(self, parsed: Parsed, reply: Reply, body: Any, profile: EmuProfile) -> RenderContext:
+    def _context(self, parsed: Parsed, reply: Reply, body: JSONValue, profile: EmuProfile) -> RenderContext:
         output_chars = len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.calls)
         prefix_key = dumps([body.get("model"), body.get("system"), body.get("tools"),
                             parsed.cache_prefix_chars])

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import Any, Literal, TypeAlias
 
+from ..types import JSONValue
 from .wire import ApiError, Protocol
 
 __all__ = ["BODY_FAULTS", "ERROR_FAULTS", "STREAM_FAULTS", "Fault", "FaultKind", "FaultStore", "fault_error",
@@ -89,7 +90,7 @@ class Fault:
                 and (self.key is None or key.endswith(self.key)))
 
 
-def parse_fault(raw: Any) -> Fault:
+def parse_fault(raw: JSONValue) -> Fault:
     """A :class:`Fault` from its JSON form; ``ValueError`` names what is wrong."""
     if isinstance(raw, str):
         raw = {"fault": raw}

@@ -10,6 +10,7 @@ Like the real API, data lines carry trailing padding spaces after the JSON.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .codecs_sse import sse
@@ -89,7 +90,7 @@ def events(parsed: Parsed, reply: Reply, ctx: RenderContext) -> list[bytes]:
     return out
 
 
-def _block_events(emit: Any, index: int, block: dict[str, Any]) -> None:
+def _block_events(emit: Callable[[dict[str, Any]], None], index: int, block: dict[str, Any]) -> None:
     kind = block["type"]
     if kind == "thinking":
         emit({"type": "content_block_start", "index": index,

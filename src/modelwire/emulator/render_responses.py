@@ -9,6 +9,7 @@ parts and text deltas, function-call argument deltas), then ``response.completed
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .codecs_sse import sse
@@ -114,7 +115,7 @@ def events(parsed: Parsed, reply: Reply, ctx: RenderContext,
     return out
 
 
-def _item_events(emit: Any, index: int, item: dict[str, Any]) -> None:
+def _item_events(emit: Callable[[dict[str, Any]], None], index: int, item: dict[str, Any]) -> None:
     iid, kind = item["id"], item["type"]
     base = {"item_id": iid, "output_index": index}
     if kind == "reasoning":

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from ..errors import ModelwireError
+from ..types import JSONValue
 from .wire import ApiError
 
 __all__ = ["Captured", "Replay", "meaning", "read_captures"]
@@ -99,7 +100,7 @@ def _message(message: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _text(content: Any) -> str:
+def _text(content: JSONValue) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -141,7 +142,7 @@ class Replay:
     def __len__(self) -> int:
         return sum(len(v) for v in self._answers.values())
 
-    def answer(self, endpoint: str, body: Any) -> tuple[int, dict[str, str], list[bytes], None]:
+    def answer(self, endpoint: str, body: JSONValue) -> tuple[int, dict[str, str], list[bytes], None]:
         """The captured answer for this request, or an :class:`ApiError` 404."""
         if not isinstance(body, dict):
             raise ApiError(400, "replay: the request body must be a JSON object")

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .faults import Fault
 from .state import EmulatorState
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
+
 
 __all__ = ["ABORT_KEY", "ConnectionAborted", "EmuResponse"]
 
@@ -39,7 +43,7 @@ class EmuResponse:
         self.fault = fault
         self.error_event = error_event
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         gone = asyncio.Event()
 
         async def listen() -> None:
@@ -58,7 +62,7 @@ class EmuResponse:
         finally:
             listener.cancel()
 
-    def _reset(self, scope: Any) -> None:
+    def _reset(self, scope: Scope) -> None:
         """Drop the connection before any byte of the answer (fault ``reset_before``).
 
         ASGI has no message for that; :func:`.app.build_app` puts the server transport's
@@ -85,7 +89,7 @@ class EmuResponse:
             self.state.update(self.entry, disconnected=True, disconnected_at=time.time(),
                               chunks_sent=sent)
 
-    async def _run(self, send: Any, gone: asyncio.Event) -> None:
+    async def _run(self, send: Send, gone: asyncio.Event) -> None:
         if self.entry is not None:
             self.state.update(self.entry, status=self.status)
         if await self._wait(gone, self.hang):

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from ..types import JSONValue
 from .model import PlannedCall, Prompt, Reply, ToolDef, conversation, respond
 from .wire import ApiError
 from .words import request_text
@@ -44,7 +45,7 @@ __all__ = ["Script", "ScriptRequest", "ToolResult", "answer", "api_error", "load
 _KEYS = {"text", "reasoning", "tool_calls", "finish_reason", "status", "error", "body", "headers"}
 
 
-def _step(raw: Any, where: str) -> Reply | ApiError:
+def _step(raw: JSONValue, where: str) -> Reply | ApiError:
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: each line must be a JSON object")  # noqa: TRY004 (bad user input)
     unknown = set(raw) - _KEYS
@@ -156,7 +157,7 @@ def tool_call(name: str, arguments: dict[str, Any] | str | None = None, /,
 
 def api_error(status: int, message: str | None = None, *, type: str = "api_error",
               code: str | None = None, headers: dict[str, str] | None = None,
-              body: Any = None) -> ApiError:
+              body: JSONValue = None) -> ApiError:
     """A provider error answer (rendered in the protocol's own error shape; ``body``
     replaces it verbatim)."""
     if status < 400:
@@ -212,7 +213,7 @@ def load_script(source: str | pathlib.Path | Iterable[Any] | Callable[[ScriptReq
     return Script([_listed(raw, f"script[{i}]") for i, raw in enumerate(source)])
 
 
-def _listed(raw: Any, where: str) -> Step:
+def _listed(raw: JSONValue, where: str) -> Step:
     """A list's step: a function, an answer, a plain string (its text), or a dict."""
     if callable(raw) or isinstance(raw, (Reply, ApiError)):
         return raw

@@ -9,6 +9,7 @@ import hashlib
 import threading
 import time
 from collections import Counter, OrderedDict, deque
+from collections.abc import Mapping
 from typing import Any
 
 from .wire import TokenCount, tokens
@@ -18,7 +19,7 @@ __all__ = ["EmulatorState", "mask_headers"]
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "cookie", "proxy-authorization")
 
 
-def mask_headers(headers: Any) -> dict[str, str]:
+def mask_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """Lower-cased headers with every credential masked (first 6 and last 4 characters)."""
     out = {}
     for key, value in headers.items():

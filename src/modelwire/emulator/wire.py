@@ -16,6 +16,8 @@ from typing import Any, Literal, TypeAlias
 
 import orjson
 
+from ..types import JSONValue
+
 __all__ = [
     "ApiError",
     "Endpoint",
@@ -45,7 +47,7 @@ def new_id(prefix: str, length: int = 24) -> str:
     return prefix + hashlib.sha256(seed + id(seed).to_bytes(8, "little")).hexdigest()[:length]
 
 
-def dumps(obj: Any) -> bytes:
+def dumps(obj: JSONValue) -> bytes:
     try:
         return orjson.dumps(obj)
     except orjson.JSONEncodeError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...types import JSONValue
 from ..model import Prompt
 from ..wire import ApiError, dumps
 
@@ -29,7 +30,7 @@ def bad(message: str, *, status: int = 400, etype: str = "invalid_request_error"
     return ApiError(status, message, etype=etype, code=code, param=param)
 
 
-def text_of(content: Any) -> str:
+def text_of(content: JSONValue) -> str:
     """The text of a content value: a string, or the text parts of a list."""
     if isinstance(content, str):
         return content

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages.stops import stop_list
+from ...types import JSONValue
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
 from ..signing import Signer, thinking_place
@@ -72,7 +73,7 @@ def _no_prefill(model: str) -> bool:
     return bool(v) and (v[1], v[2]) >= (4, 6)
 
 
-def check_messages(body: Any, headers: Mapping[str, str], profile: EmuProfile, signer: Signer,
+def check_messages(body: JSONValue, headers: Mapping[str, str], profile: EmuProfile, signer: Signer,
                    *, count_only: bool = False) -> Parsed:
     if not isinstance(body, dict):
         raise bad("Request body must be a JSON object")
@@ -134,7 +135,7 @@ def _version(headers: Mapping[str, str], profile: EmuProfile) -> str:
     return version
 
 
-def _tools(raw: Any) -> tuple[ToolDef, ...]:
+def _tools(raw: JSONValue) -> tuple[ToolDef, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -164,7 +165,7 @@ def _cache_breakpoints(body: dict[str, Any]) -> None:
         raise bad(f"A maximum of 4 blocks with cache_control may be provided. Found {found}.")
 
 
-def _thinking(body: dict[str, Any], model: str, version: str, max_tokens: Any,
+def _thinking(body: dict[str, Any], model: str, version: str, max_tokens: JSONValue,
               count_only: bool) -> bool:
     thinking = body.get("thinking")
     if not isinstance(thinking, dict) or thinking.get("type") in (None, "disabled"):
@@ -194,7 +195,7 @@ def _thinking(body: dict[str, Any], model: str, version: str, max_tokens: Any,
     return True
 
 
-def _tool_choice(raw: Any) -> tuple[str, bool]:
+def _tool_choice(raw: JSONValue) -> tuple[str, bool]:
     if not isinstance(raw, dict):
         return "auto", True
     parallel = not raw.get("disable_parallel_tool_use", False)

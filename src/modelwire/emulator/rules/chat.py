@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ...messages.stops import stop_list
+from ...types import JSONValue
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..profiles import EmuProfile
 from ..wire import ApiError, dumps
@@ -36,7 +37,7 @@ def thinking_requested(body: dict[str, Any], profile: EmuProfile) -> bool:
     return profile.reasoning_required and ("reasoner" in model or "thinking" in model)
 
 
-def check_chat(body: Any, profile: EmuProfile) -> Parsed:
+def check_chat(body: JSONValue, profile: EmuProfile) -> Parsed:
     if not isinstance(body, dict):
         raise bad("We could not parse the JSON body of your request.")
     model = body.get("model")
@@ -78,7 +79,7 @@ def check_chat(body: Any, profile: EmuProfile) -> Parsed:
     )
 
 
-def _tools(raw: Any, profile: EmuProfile) -> tuple[ToolDef, ...]:
+def _tools(raw: JSONValue, profile: EmuProfile) -> tuple[ToolDef, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -142,7 +143,7 @@ def _missing_results(i: int, open_calls: dict[str, int]) -> ApiError:
                f"response messages: {', '.join(open_calls)}", param=f"messages.[{i}].role")
 
 
-def _calls(i: int, raw: Any) -> list[PlannedCall]:
+def _calls(i: int, raw: JSONValue) -> list[PlannedCall]:
     if not raw:
         return []
     if not isinstance(raw, list):
@@ -177,7 +178,7 @@ def _reasoning_input(i: int, msg: dict[str, Any], profile: EmuProfile, thinking_
                       code="invalid_request_error")
 
 
-def _strict_rejection(style: str, i: int, value: Any) -> ApiError:
+def _strict_rejection(style: str, i: int, value: JSONValue) -> ApiError:
     """How Mistral, Groq and Cerebras reject a field they do not know."""
     if style == "mistral":
         body = {"object": "error", "message": {"detail": [{
@@ -194,7 +195,7 @@ def _strict_rejection(style: str, i: int, value: Any) -> ApiError:
     return ApiError(400, body["message"], body=body)
 
 
-def _response_format(raw: Any) -> dict[str, Any] | None:
+def _response_format(raw: JSONValue) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
     if raw.get("type") == "json_schema":

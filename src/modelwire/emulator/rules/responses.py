@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...types import JSONValue
 from ..model import PlannedCall, Prompt, ToolDef, Turn
 from ..signing import Signer
 from ..wire import ApiError, dumps
@@ -22,7 +23,7 @@ _FOLLOWERS = ("function_call", "message", "custom_tool_call", "web_search_call",
               "file_search_call", "computer_call", "code_interpreter_call")
 
 
-def check_responses(body: Any, signer: Signer, stored: Mapping[str, list[Any]]) -> Parsed:
+def check_responses(body: JSONValue, signer: Signer, stored: Mapping[str, list[Any]]) -> Parsed:
     if not isinstance(body, dict):
         raise bad("We could not parse the JSON body of your request.")
     model = body.get("model")
@@ -137,12 +138,12 @@ def _check_reasoning(i: int, item: dict[str, Any], items: list[Any], signer: Sig
                   "following item.", param="input")
 
 
-def joined(namespace: str, name: Any) -> str:
+def joined(namespace: str, name: JSONValue) -> str:
     """The model's name for a namespace member (its calls are rendered apart again)."""
     return f"{namespace}__{name}"
 
 
-def _tools(raw: Any) -> tuple[tuple[ToolDef, ...], dict[str, tuple[str, str]]]:
+def _tools(raw: JSONValue) -> tuple[tuple[ToolDef, ...], dict[str, tuple[str, str]]]:
     """The function tools the model may call, namespace members included, and the table
     joined name -> (namespace, name) the renderer splits their calls with."""
     if raw is not None and not isinstance(raw, list):
@@ -214,7 +215,7 @@ def _turns(items: list[Any]) -> list[Turn]:
     return turns
 
 
-def _text_format(raw: Any) -> dict[str, Any] | None:
+def _text_format(raw: JSONValue) -> dict[str, Any] | None:
     fmt = raw.get("format") if isinstance(raw, dict) else None
     if not isinstance(fmt, dict):
         return None
