@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     import asyncio
     import threading
 
+    from ..client._core import Endpoint
     from ..codecs.cache import EncodeCache
     from ..completion import Completion
     from ..embeddings import Embeddings
@@ -74,8 +75,17 @@ if TYPE_CHECKING:
     from ..providers.embedding import EmbeddingEncoding, InputType
     from ..providers.prices import Price
     from ..resilience import RetryPolicy, Skipped
-    from ..transport import AsyncTransport, SyncTransport, Timeouts
+    from ..transport import (
+        AsyncStreamResponse,
+        AsyncTransport,
+        SyncStreamResponse,
+        SyncTransport,
+        Timeouts,
+    )
     from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
+    from ..wire import EncodedRequest
+    from ._core import ConfigArg
+    from ._creds import Pools
 
 __all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "HeldCredential", "Stream", "Upstream"]
 
@@ -91,13 +101,13 @@ class _Base:
         api_key: str | None = None,
         api_mode: str | None = None,
         fallback: Sequence[str | Model] = (),
-        config: Any = None,
+        config: ConfigArg = None,
         timeout: float | Timeouts | None = None,
         headers: Mapping[str, str] | None = None,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], Any] | None = None,
-        transport: Any = None,
-        pools: Any = None,
+        transport: SyncTransport | AsyncTransport | None = None,
+        pools: Pools | None = None,
         speed: str | None = None,
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] | None = None,
@@ -185,7 +195,7 @@ _DRY_RUNS: set[tuple[str, str]] = set()
 _WARM_PASSES = 8
 
 
-def _dry_run(settings: Settings, endpoint: Any, send: Callable[..., bytes] | None = None,
+def _dry_run(settings: Settings, endpoint: Endpoint, send: Callable[..., bytes] | None = None,
              kind: str = "codec") -> None:
     """One request, offline: prepared, encoded, answered by a canned response (through
     ``send(request, base_url, timeouts, answer) -> body`` when given: the transport's
@@ -423,7 +433,7 @@ def _drain(http: SyncTransport, plan: Plan, turn: Turn) -> Completion:
     return acc.result()
 
 
-def _is_json(resp: Any) -> bool:
+def _is_json(resp: SyncStreamResponse | AsyncStreamResponse) -> bool:
     """A 200 JSON body where SSE was asked for: some OpenAI-compatible servers ignore
     ``stream: true`` (hermes #11732: a completed object instead of an iterator)."""
     return "json" in resp.headers.get("content-type", "")
@@ -474,7 +484,7 @@ class Stream:
     """
 
     def __init__(self, http: SyncTransport, sleep: Callable[[float], Any], turn: Turn,
-                 interrupt: Any) -> None:
+                 interrupt: threading.Event | None) -> None:
         self.completion: Completion | None = None
         self._http = http
         self._sleep = sleep
@@ -567,7 +577,7 @@ class Stream:
         yield from _replay(done, acc)
         self.completion = self._turn.succeed(done)
 
-    def _events(self, resp: Any, acc: Accumulator) -> Iterator[StreamEvent]:
+    def _events(self, resp: SyncStreamResponse, acc: Accumulator) -> Iterator[StreamEvent]:
         decoder = self._turn.decoder()
         interrupt = self._interrupt
         renew_at = self._turn.renew_at()
@@ -622,7 +632,7 @@ class AsyncClient(_Base):
             _dry_run(self._settings, ep)
             return
 
-        def send(request: Any, base_url: str, timeouts: Any, answer: bytes, passes: int = 1) -> bytes:
+        def send(request: EncodedRequest, base_url: str, timeouts: Timeouts, answer: bytes, passes: int = 1) -> bytes:
             warm(request, base_url)
             return answer
 
@@ -785,7 +795,7 @@ class AsyncStream:
     """
 
     def __init__(self, http: AsyncTransport, sleep: Callable[[float], Any] | None, turn: Turn,
-                 interrupt: Any) -> None:
+                 interrupt: asyncio.Event | threading.Event | None) -> None:
         self.completion: Completion | None = None
         self._http = http
         self._sleep = sleep  # None: asyncio.sleep

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ConfigError
 from ..model import Model, as_model
@@ -26,10 +26,12 @@ from ._creds import CredentialSource, source_for
 if TYPE_CHECKING:
     from ..codecs import Codec
     from ..codecs.cache import EncodeCache
+    from ..config import Config
     from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import RetryPolicy
     from ..wire import EncodedRequest
+    from ._creds import Pools
     from .upstream import Upstream
 
 __all__ = ["OPTION_FIELDS", "Endpoint", "Options", "Plan", "Settings"]
@@ -88,6 +90,11 @@ class Plan:  # one per attempt; never changed once made (not frozen: see Options
     endpoint: Endpoint
 
 
+# what a Client takes as ``config=``: a path, a loaded Config, or None (MODELWIRE_CONFIG or
+# the user config file, read only when a name needs it)
+ConfigArg: TypeAlias = "str | os.PathLike[str] | Config | None"
+
+
 class Settings:
     """What the Client was built with, and the resolution of model strings."""
 
@@ -99,11 +106,11 @@ class Settings:
         api_key: str | None,
         api_mode: str | None,
         fallback: Sequence[str | Model],
-        config: Any,
+        config: ConfigArg,
         timeout: float | Timeouts | None,
         headers: Mapping[str, str] | None,
         retry: RetryPolicy | None,
-        pools: Any = None,
+        pools: Pools | None = None,
         speed: str | None = None,
         fallback_stick_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -136,7 +143,7 @@ class Settings:
         self._prices: dict[str, Price] | None = None
         self._fallback: tuple[Model, ...] | None = self._entries(fallback) or None
         self._config_arg = config
-        self._config: Any = None
+        self._config: Config | None = None
         self._config_loaded = False
         self.explicit_timeouts = timeout is not None
         self.timeouts = _timeouts(timeout)
@@ -153,7 +160,7 @@ class Settings:
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- config
-    def config(self, *, strict: bool) -> Any:
+    def config(self, *, strict: bool) -> Config | None:
         """The config, loaded once. ``strict=False``: a broken *user* config file is
         ignored (a ``provider/model`` client must work whatever that file holds)."""
         if not self._config_loaded:
@@ -224,7 +231,7 @@ class Settings:
                 raise ConfigError(str(exc)) from None
         return self._prices
 
-    def _pool_config(self) -> Any:
+    def _pool_config(self) -> Config | None:
         return self.config(strict=False) if self._maybe_config() else None
 
     # ---------------------------------------------------------- resolution

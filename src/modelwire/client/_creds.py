@@ -14,14 +14,15 @@ what the ladder needs to know: pooled? OAuth? another one free?).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..errors import PoolExhaustedError
 
 if TYPE_CHECKING:
     from ..config import Config
+    from ..credentials import CredentialPool
     from ..providers.profile import ProviderProfile
     from ..resilience.classify import Failure
 
@@ -68,7 +69,7 @@ class CredentialSource(Protocol):
     def release(self, held: HeldCredential) -> None: ...
     def other_available(self, held: HeldCredential) -> bool: ...
     def ready_in(self) -> float | None: ...
-    def refresh(self, held: HeldCredential, error: Any = None) -> bool: ...
+    def refresh(self, held: HeldCredential, error: BaseException | None = None) -> bool: ...
     def renew_every(self, held: HeldCredential) -> float | None: ...
     def renew(self, held: HeldCredential) -> None: ...
     def health(self) -> CredentialHealth | None: ...
@@ -98,7 +99,7 @@ class FixedKey:
     def ready_in(self) -> float | None:
         return None  # one key: nobody knows better than the server's hint
 
-    def refresh(self, held: HeldCredential, error: Any = None) -> bool:
+    def refresh(self, held: HeldCredential, error: BaseException | None = None) -> bool:
         return False
 
     def renew_every(self, held: HeldCredential) -> float | None:
@@ -230,7 +231,7 @@ class PoolKey:
                                 None if free_at is None else max(0.0, free_at - now),
                                 tuple(sorted(states.items())), f"{pool.provider}@{pool.store.url}")
 
-    def refresh(self, held: HeldCredential, error: Any = None) -> bool:
+    def refresh(self, held: HeldCredential, error: BaseException | None = None) -> bool:
         """Report the 401: the pool refreshes an OAuth credential (single-use refresh
         tokens, cross-process lock). True when a new token came back."""
         lease = held.lease
@@ -241,13 +242,20 @@ class PoolKey:
         return lease.secret != before and getattr(cred, "status", "ok") != "dead"
 
 
+# pools a caller manages (a gateway shares its pools with every client): provider -> pool,
+# or a callable answering for a provider (None: no pool of its own for that one)
+Pools: TypeAlias = "Mapping[str, CredentialPool] | Callable[[str], CredentialPool | None]"
+# the loaded config, or a callable loading it when a pool first needs it
+ConfigSource: TypeAlias = "Config | Callable[[], Config | None] | None"
+
+
 def source_for(
     profile: ProviderProfile,
     *,
     api_key: str | None,
     api_key_env: tuple[str, ...],
-    config: Any,
-    pools: Any = None,
+    config: ConfigSource,
+    pools: Pools | None = None,
 ) -> CredentialSource:
     """The credential source for one resolved model (see the module docstring).
 
@@ -273,7 +281,7 @@ def source_for(
     return PoolKey(lambda: _open_pool(profile.name, names, config))
 
 
-def _given_pool(pools: Any, provider: str) -> Any:
+def _given_pool(pools: Pools | None, provider: str) -> CredentialPool | None:
     if pools is None:
         return None
     if callable(pools):
@@ -281,9 +289,9 @@ def _given_pool(pools: Any, provider: str) -> Any:
     return pools.get(provider)
 
 
-def _open_pool(provider: str, names: tuple[str, ...], config: Any) -> Any:
+def _open_pool(provider: str, names: tuple[str, ...], config: ConfigSource) -> CredentialPool:
     from ..credentials import CredentialPool
 
     # config: the loaded Config (pool store URL, strategies), or a callable loading it
     loaded = config() if callable(config) else config
-    return CredentialPool.for_provider(provider, config=cast("Config | None", loaded), env_vars=names)
+    return CredentialPool.for_provider(provider, config=loaded, env_vars=names)

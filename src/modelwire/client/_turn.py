@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
-from ..completion import PRIMARY_COOLING, Attempt, Completion, Timing
+from ..completion import PRIMARY_COOLING, Attempt, AttemptOutcome, Completion, Timing
 from ..errors import (
     CredentialError,
     FallbackExhaustedError,
@@ -27,6 +27,7 @@ from ..messages import prepare_conversation
 from ..messages.stops import StopDecoder, cut_completion, stop_list
 from ..observe.watch import CallWatch
 from ..resilience import Failure, LadderState, StickyStart, classify, decide
+from ..resilience.policy import Action
 from ..transport import Timeouts
 from ..wire import API_MODES, protocol_name
 from ._core import OPTION_FIELDS, Endpoint, Options, Plan, Settings
@@ -56,6 +57,12 @@ async def sleep_async(sleep: Callable[[float], Any], seconds: float) -> float:
     return time.perf_counter() - started
 
 log = logging.getLogger("modelwire.client")
+
+# what an attempt that led to a step of the ladder is recorded as
+_OUTCOME_OF: dict[str, AttemptOutcome] = {
+    "strip_reasoning": "retried", "strip_schema": "retried", "drop_param": "retried",
+    "refresh": "refreshed", "rotate": "rotated", "retry": "retried",
+}
 
 # a turn's ladder before any failure (frozen, so shared): most turns never fail
 _FRESH = {False: LadderState(), True: LadderState(has_fallback=True)}
@@ -255,7 +262,7 @@ class Turn:
             self.upstream.release(self.held)
             self.held = None
 
-    def _record(self, outcome: Any, error: BaseException | None) -> None:
+    def _record(self, outcome: AttemptOutcome, error: BaseException | None) -> None:
         ep = self.endpoint
         label = self.held.label if self.held is not None else None
         text = f"{type(error).__name__}: {error}" if error is not None else None
@@ -306,7 +313,7 @@ class Turn:
             self.upstream.report(held, failure, action.kind)
         return self._apply(action, failure, error)
 
-    def _apply(self, action: Any, failure: Failure, error: ModelwireError) -> float:
+    def _apply(self, action: Action, failure: Failure, error: ModelwireError) -> float:
         kind = action.kind
         ep = self.endpoint
         # error text is redacted by ModelwireError; the credential appears as its label only
@@ -342,9 +349,7 @@ class Turn:
             self._raise(error)
         if kind == "fallback":
             return self._next_model(error, "fell_back")
-        outcome = {"strip_reasoning": "retried", "strip_schema": "retried", "drop_param": "retried",
-                   "refresh": "refreshed", "rotate": "rotated", "retry": "retried"}[kind]
-        self._record(outcome, error)
+        self._record(_OUTCOME_OF[kind], error)
         self.release()
         if kind == "strip_reasoning":
             self.strip = True
@@ -362,7 +367,7 @@ class Turn:
         """The refresh did not help: decide again, now with ``refreshed`` set."""
         return self._apply(decide(failure, self.ladder, self.settings.retry), failure, error)
 
-    def _next_model(self, error: ModelwireError, outcome: Any) -> float:
+    def _next_model(self, error: ModelwireError, outcome: AttemptOutcome) -> float:
         self._record(outcome if self.chain.has_after(self.position) else "failed", error)
         self.release()
         if not self.chain.has_after(self.position):

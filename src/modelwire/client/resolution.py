@@ -113,7 +113,7 @@ def resolve(
                   environ=env)
 
 
-def _config_for(model: str, config: Any) -> Config | None:
+def _config_for(model: str, config: Config | str | os.PathLike[str] | None) -> Config | None:
     if config is None:
         provider, sep, _ = model.partition("/")
         key = provider.strip().lower()

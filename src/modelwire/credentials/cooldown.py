@@ -17,6 +17,7 @@ The rules (Hermes credential pool §2.10, kept; litellm#40130 avoided):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -59,7 +60,7 @@ def decide(
     auth_type: AuthType,
     now: float,
     sole: bool,
-    error: Any = None,
+    error: BaseException | Mapping[str, Any] | None = None,
 ) -> Mark | None:
     """The mark an outcome earns, or ``None`` when the credential's state is untouched."""
     if outcome not in OUTCOMES:
@@ -83,7 +84,7 @@ def decide(
     return None  # success, overloaded, server_error, error
 
 
-def error_reason(error: Any) -> str | None:
+def error_reason(error: BaseException | Mapping[str, Any] | None) -> str | None:
     """A short, secret-free description of an error for ``last_error_reason``."""
     if error is None:
         return None
@@ -95,14 +96,14 @@ def error_reason(error: Any) -> str | None:
     return redact(text)[:300]
 
 
-def _attr(error: Any, name: str) -> Any:
+def _attr(error: BaseException | Mapping[str, Any] | None, name: str) -> Any:
     """Read a fact from a ProviderError, or from a plain dict of the same names (None if absent)."""
     if isinstance(error, dict):
         return error.get(name)
     return getattr(error, name, None)
 
 
-def _code(error: Any, outcome: str) -> str:
+def _code(error: BaseException | Mapping[str, Any] | None, outcome: str) -> str:
     status = _attr(error, "status")
     code = _attr(error, "code")
     if code:
@@ -110,7 +111,7 @@ def _code(error: Any, outcome: str) -> str:
     return str(status) if status else outcome
 
 
-def _is_terminal(error: Any) -> bool:
+def _is_terminal(error: BaseException | Mapping[str, Any] | None) -> bool:
     if error is None:
         return False
     candidates = [_attr(error, "code")]
@@ -121,7 +122,7 @@ def _is_terminal(error: Any) -> bool:
     return any(isinstance(c, str) and c.lower() in TERMINAL_REASONS for c in candidates)
 
 
-def _provider_reset(error: Any, now: float) -> float | None:
+def _provider_reset(error: BaseException | Mapping[str, Any] | None, now: float) -> float | None:
     if error is None:
         return None
     from ..resilience.retry_after import reset_at

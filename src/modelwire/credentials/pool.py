@@ -259,7 +259,7 @@ class CredentialPool:
         return max(0.0, wake - now) + 0.001
 
     # ------------------------------------------------------------------ outcomes
-    def report(self, lease: Lease, outcome: Outcome, error: Any = None) -> PooledCredential:
+    def report(self, lease: Lease, outcome: Outcome, error: BaseException | Mapping[str, Any] | None = None) -> PooledCredential:
         """Record what a request with ``lease`` earned. ``error`` (a ProviderError, or a
         dict with ``headers``/``body``/``status``/``code``) supplies reset hints.
 
