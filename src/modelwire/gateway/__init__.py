@@ -10,15 +10,19 @@ Uses only the public API of the packages below it: the Client and its
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["app_from_env", "create_app"]
 
 
-def create_app(config: Any = None, **kw: Any) -> Any:
+def create_app(config: Config | None = None, *, environ: dict[str, str] | None = None) -> Any:
+    """The ASGI app for ``config`` (a loaded :class:`modelwire.config.Config`)."""
     from .app import create_app as _create
 
-    return _create(config, **kw)
+    return _create(config, environ=environ)
 
 
 def app_from_env() -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, TextIO
 
 __all__ = ["DATEFMT", "FORMAT", "AccessHandler", "write"]
 
@@ -24,7 +24,7 @@ _MESSAGE = "%s %s model=%s upstream=%s status=%d latency_ms=%.1f tokens=%d"
 class AccessHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """A ``StreamHandler`` the access log may write to directly (see the module)."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         super().__init__(stream)
         self._own = logging.Formatter(FORMAT, DATEFMT)
         self.setFormatter(self._own)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..teams.gate import Gate, Ticket
 from ..teams.model import Team, VirtualKey
@@ -28,6 +28,11 @@ from ..teams.store import BudgetExhausted, KeyRefused, ModelNotAllowed, RateLimi
 from .auth import GatewayKeys, presented_key
 from .errors import GatewayError
 from .metering import StreamUsage, body_usage
+
+if TYPE_CHECKING:
+    from ..client import AsyncClient
+    from ..config import Config
+
 
 __all__ = ["Admission", "Admitted", "TeamKeys", "refusal"]
 
@@ -105,7 +110,7 @@ class Admission:
         self.gate = gate
 
     @classmethod
-    def from_config(cls, config: Any) -> Admission | None:
+    def from_config(cls, config: Config) -> Admission | None:
         teams = getattr(config, "teams", None)
         if teams is None or not teams.enabled:
             return None
@@ -119,7 +124,7 @@ class Admission:
         return cls(Gate(store, limiter, writer, ttl=teams.key_cache_ttl,
                         default_max_tokens=teams.default_max_tokens))
 
-    async def admit(self, who: Identity, model: str, client: Any, req: Mapping[str, Any],
+    async def admit(self, who: Identity, model: str, client: AsyncClient, req: Mapping[str, Any],
                     raw: bytes) -> Admitted:
         """Reserve the request's worst case, or raise its refusal (a GatewayError).
         The input estimate is the body's size / 3: above the token count of any
@@ -150,7 +155,7 @@ class Admitted:
 
     __slots__ = ("client", "ticket")
 
-    def __init__(self, ticket: Ticket, client: Any) -> None:
+    def __init__(self, ticket: Ticket, client: AsyncClient) -> None:
         self.ticket, self.client = ticket, client
 
     async def served(self, reply: Any, ctx: Any, completion: Any = None) -> Any:
@@ -186,7 +191,7 @@ class Admitted:
 
 
 async def _metered(stream: AsyncIterator[bytes], ticket: Ticket, ctx: Any,
-                   client: Any) -> AsyncIterator[bytes]:
+                   client: AsyncClient) -> AsyncIterator[bytes]:
     """``stream``, settling ``ticket`` when it ends (or is cut) from the stream's usage:
     the translating path leaves its Completion on ``ctx.completion``; the lane's bytes
     are tapped."""

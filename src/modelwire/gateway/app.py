@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelwireError
@@ -21,6 +22,11 @@ from .models import ModelTable
 from .seal import Sealer
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    from starlette.types import Receive, Scope, Send
+
+    from ..client import AsyncClient
     from ..config import Config
 
 __all__ = ["FrontDoors", "Gateway", "create_app"]
@@ -133,7 +139,7 @@ class Gateway:
         route = route_messages(messages, self.config, sticky_state=sticky, primary=model)
         return route.model_name, route
 
-    def client(self, model: str, headers: Any = None) -> Any:
+    def client(self, model: str, headers: Mapping[str, str] | None = None) -> Any:
         """The shared client for ``model``; with ``client_key_passthrough``, one per
         (model, client key) holding that key (bounded: the least recent are closed)."""
         key = None
@@ -162,7 +168,7 @@ class Gateway:
             self._clients.put(slot, client)
         return client
 
-    def _retire(self, client: Any) -> None:
+    def _retire(self, client: AsyncClient) -> None:
         """An evicted client: closed in the loop (its running streams finish first)."""
         if self.loop is not None:
             task = self.loop.create_task(client.close())
@@ -236,7 +242,7 @@ class Gateway:
                     counts[up.provider, state] = counts.get((up.provider, state), 0) + n
         return [(provider, state, n) for (provider, state), n in sorted(counts.items())]
 
-    def metrics_reply(self, headers: Any) -> Any:
+    def metrics_reply(self, headers: Mapping[str, str]) -> Any:
         """``GET /metrics``: the exposition text, for a scraper holding a metrics key
         (``gateway.metrics.keys_env``; unset: the gateway's own keys)."""
         from .errors import GatewayError
@@ -317,7 +323,7 @@ def _chain_sigterm(gateway: Gateway) -> None:
         return
     previous = signal.getsignal(signal.SIGTERM)
 
-    def on_term(sig: int, frame: Any) -> None:
+    def on_term(sig: int, frame: FrameType | None) -> None:
         gateway.begin_drain()
         if callable(previous):
             previous(sig, frame)
@@ -457,7 +463,7 @@ class FrontDoors:
         limits: Limits = self.starlette.state.gateway.limits
         return limits
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             endpoint = self.fast.get((scope["path"], scope["method"]))
             if endpoint is not None:

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..client import AsyncClient
+
 
 __all__ = ["ClientCache"]
 
@@ -39,7 +43,7 @@ class ClientCache:
             self._adhoc.move_to_end(slot)
         return client
 
-    def put(self, slot: str, client: Any) -> None:
+    def put(self, slot: str, client: AsyncClient) -> None:
         if slot in self.pinned_names:
             self._pinned[slot] = client
             return

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from ..types import JSONValue
 from .errors import GatewayError
 
 __all__ = ["check_depth", "depth_exceeds"]
@@ -19,7 +20,7 @@ __all__ = ["check_depth", "depth_exceeds"]
 _SCHEMA_KEYS = ("parameters", "input_schema")  # Chat/Responses tools, Anthropic tools
 
 
-def depth_exceeds(value: Any, limit: int, skip: frozenset[int] = frozenset()) -> bool:
+def depth_exceeds(value: JSONValue, limit: int, skip: frozenset[int] = frozenset()) -> bool:
     """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (the value
     itself is level 1); walks iteratively and stops at the first level past it. Containers
     whose ``id`` is in ``skip`` are not entered (their depth is known already)."""
@@ -40,7 +41,7 @@ def _brackets(body: bytes) -> int:
     return body.count(b"{") + body.count(b"[")
 
 
-def _schema_brackets(schema: Any) -> int:
+def _schema_brackets(schema: JSONValue) -> int:
     try:
         return _brackets(orjson.dumps(schema))
     except orjson.JSONEncodeError:  # orjson writes ~254 levels at most: deeper than any limit

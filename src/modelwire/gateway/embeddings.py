@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -22,6 +22,11 @@ from .depth import check_depth
 from .errors import GatewayError
 from .request import Ctx, failure_reply, read_body, request_id, served_headers
 from .serving import ClientGone, Reply
+
+if TYPE_CHECKING:
+    from ..gateway.app import Gateway
+    from ..gateway.serving import Request
+
 
 __all__ = ["EmbeddingsDoor"]
 
@@ -35,10 +40,10 @@ class EmbeddingsDoor:
 
     __slots__ = ("gw",)
 
-    def __init__(self, gateway: Any) -> None:
+    def __init__(self, gateway: Gateway) -> None:
         self.gw = gateway
 
-    async def __call__(self, request: Any) -> Any:
+    async def __call__(self, request: Request) -> Any:
         gw = self.gw
         ctx = Ctx("embeddings", request_id(), time.perf_counter(), gw.access_log)
         held: str | None = None  # the model whose slot this request holds
@@ -73,7 +78,7 @@ class EmbeddingsDoor:
                 gw.slots.release(held)
             ctx.log()
 
-    async def _json(self, request: Any) -> Any:
+    async def _json(self, request: Request) -> Any:
         raw = await read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(raw)

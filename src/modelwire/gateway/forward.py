@@ -6,7 +6,7 @@ import logging
 import re
 import time
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -18,6 +18,10 @@ from .errors import HttpError, from_exception
 from .lane import Forward
 from .request import ms_text
 
+if TYPE_CHECKING:
+    from ..gateway.request import Ctx
+
+
 __all__ = ["forward"]
 
 log = logging.getLogger("modelwire.gateway")
@@ -27,7 +31,7 @@ log = logging.getLogger("modelwire.gateway")
 _LADDER = RETRYABLE | {"auth", "billing", "signature_400", "schema_400", "param_400"}
 
 
-def _served_headers(ctx: Any, fwd: Forward, overhead_ms: float) -> dict[str, str]:
+def _served_headers(ctx: Ctx, fwd: Forward, overhead_ms: float) -> dict[str, str]:
     ctx.upstream = f"{fwd.upstream.provider}/{fwd.upstream.model_id}"
     ctx.lane = True
     ctx.overhead = overhead_ms / 1000
@@ -52,8 +56,8 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
     return fwd.upstream.failed(fwd.lease, err, "lane").kind in _LADDER
 
 
-async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: Any,
-                  client_headers: Any, *, hand_over: bool = True) -> Any:
+async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: Ctx,
+                  client_headers: Mapping[str, str], *, hand_over: bool = True) -> Any:
     """The response, or ``None`` to let the translating path (with its ladder) serve it;
     never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:
     the upstream's error is the answer)."""

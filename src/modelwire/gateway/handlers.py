@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine
-from typing import Any
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -33,6 +33,12 @@ from .seal import may_hold_envelope
 from .serving import ClientGone, Reply
 from .slots import HeldStream
 
+if TYPE_CHECKING:
+    from ..client import AsyncClient
+    from ..gateway.app import Gateway
+    from ..gateway.serving import Request as ServedRequest
+
+
 __all__ = ["make_handlers"]
 
 log = logging.getLogger("modelwire.gateway")
@@ -42,21 +48,21 @@ _DOOR_PATHS = {"chat_completions": "/v1/chat/completions", "anthropic_messages":
 
 
 class _Handlers:
-    def __init__(self, gateway: Any) -> None:
+    def __init__(self, gateway: Gateway) -> None:
         self.gw = gateway
 
     # ------------------------------------------------------------ doors
     # each door is _serve itself with its door bound (no coroutine around it)
-    def chat_completions(self, request: Any) -> Coroutine[Any, Any, Any]:
+    def chat_completions(self, request: ServedRequest) -> Coroutine[Any, Any, Any]:
         return self._serve(request, DOORS["chat_completions"])
 
-    def messages(self, request: Any) -> Coroutine[Any, Any, Any]:
+    def messages(self, request: ServedRequest) -> Coroutine[Any, Any, Any]:
         return self._serve(request, DOORS["anthropic_messages"])
 
-    def responses(self, request: Any) -> Coroutine[Any, Any, Any]:
+    def responses(self, request: ServedRequest) -> Coroutine[Any, Any, Any]:
         return self._serve(request, DOORS["responses"])
 
-    async def models(self, request: Any) -> Any:
+    async def models(self, request: ServedRequest) -> Any:
         door: ApiMode = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
         rid = request_id()
         try:
@@ -66,19 +72,19 @@ class _Handlers:
         return Reply(200, orjson.dumps(self.gw.models.listing(door == "anthropic_messages")),
                      {"x-request-id": rid})
 
-    async def model(self, request: Any) -> Any:
+    async def model(self, request: ServedRequest) -> Any:
         """GET /v1/models/{id} (the SDKs' ``models.retrieve``); routed by Starlette, which
         gives the id in the scope's path parameters."""
         door: ApiMode = "anthropic_messages" if "anthropic-version" in request.headers else "chat_completions"
         rid = request_id()
         try:
             self.gw.keys.check(request.headers)
-            found = self.gw.models.one(request.scope["path_params"]["model_id"], door == "anthropic_messages")
+            found = self.gw.models.one((request.scope or {})["path_params"]["model_id"], door == "anthropic_messages")
         except GatewayError as exc:
             return error_response(exc.http, door, rid)
         return Reply(200, orjson.dumps(found), {"x-request-id": rid})
 
-    async def count_tokens(self, request: Any) -> Any:
+    async def count_tokens(self, request: ServedRequest) -> Any:
         from ..tokens import estimate_tokens
 
         ctx = Ctx("anthropic_messages", request_id(), time.perf_counter())
@@ -99,7 +105,7 @@ class _Handlers:
         return Reply(200, orjson.dumps({"input_tokens": count}),
                      {"x-request-id": ctx.request_id, "x-modelwire-token-count": how})
 
-    async def _upstream_count(self, req: Request, headers: Any) -> int | None:
+    async def _upstream_count(self, req: Request, headers: Mapping[str, str]) -> int | None:
         """The model's upstream's own count, or ``None``: an unknown model or one that
         cannot be built still gets an estimate (a count is advice, not a request)."""
         from .count import upstream_count
@@ -111,7 +117,7 @@ class _Handlers:
         return await upstream_count(client.upstream(), req)
 
     # ----------------------------------------------------------- common
-    async def _decode(self, request: Any, ctx: Ctx, door: Door) -> Request:
+    async def _decode(self, request: ServedRequest, ctx: Ctx, door: Door) -> Request:
         body = ctx.raw = await read_body(request, self.gw.max_body)
         try:
             data = orjson.loads(body)
@@ -151,7 +157,7 @@ class _Handlers:
                 ctx.warning = self.gw.seals_unopened()
         return req
 
-    async def _serve(self, request: Any, door: Door) -> Any:
+    async def _serve(self, request: ServedRequest, door: Door) -> Any:
         ctx = Ctx(door.api_mode, request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
         observe = ctx.observe = self.gw.observe
@@ -237,7 +243,7 @@ class _Handlers:
             if observe is not None:
                 observe.detach(ctx)
 
-    def _hand_slot(self, reply: Any, held: str | None) -> str | None:
+    def _hand_slot(self, reply: Reply, held: str | None) -> str | None:
         """A streamed reply keeps the model's slot until its stream ends; what is left
         for ``_serve`` to release (``None``: nothing)."""
         if held is None or reply.stream is None:
@@ -246,7 +252,7 @@ class _Handlers:
         reply.stream = HeldStream(reply.stream, lambda: slots.release(held))
         return None
 
-    def _fit_tools(self, req: Request, client: Any, ctx: Ctx) -> None:
+    def _fit_tools(self, req: Request, client: AsyncClient, ctx: Ctx) -> None:
         """Hosted tools the upstream cannot run: dropped, refused or mapped (see
         :mod:`modelwire.gateway.hosted`)."""
         fit = fit_tools(req.get("tools", []), "responses", client.api_mode, self.gw.unsupported_tools)
@@ -259,7 +265,7 @@ class _Handlers:
             # a choice of a tool no longer sent: the model chooses (mapped: it has the name)
             req["tool_choice"] = "auto" if choice["type"] in fit.dropped else "required"
 
-    async def _stream(self, client: Any, req: Request, opts: dict[str, Any], ctx: Ctx,
+    async def _stream(self, client: AsyncClient, req: Request, opts: dict[str, Any], ctx: Ctx,
                       door: Door) -> Any:
         """Wait for the first upstream event (errors before it are plain HTTP errors),
         then stream. A client that disconnects cancels the upstream at once."""
@@ -336,7 +342,7 @@ class _Handlers:
         return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
 
 
-def make_handlers(gateway: Any) -> _Handlers:
+def make_handlers(gateway: Gateway) -> _Handlers:
     return _Handlers(gateway)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..codecs import FOR_PROTOCOL
+from ..types import JSONValue
 
 __all__ = ["HOSTED_EQUIVALENTS", "ToolFit", "fit_tools"]
 
@@ -48,7 +49,7 @@ class ToolFit:
     mapped: tuple[str, ...] = ()  # tool types replaced by the upstream's equivalent
 
 
-def _is_function(tool: Any) -> bool:
+def _is_function(tool: JSONValue) -> bool:
     return not isinstance(tool, dict) or tool.get("type", "function") == "function"
 
 

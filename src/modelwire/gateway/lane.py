@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -26,6 +27,10 @@ from ..codecs import EncodedRequest
 from ..errors import ModelwireError
 from .doors import Door
 from .seal import may_hold_envelope
+
+if TYPE_CHECKING:
+    from ..client import AsyncClient
+
 
 __all__ = ["Forward", "eligible", "replace_model"]
 
@@ -122,7 +127,7 @@ class _Fit:
 _FITS: weakref.WeakKeyDictionary[Any, dict[str, _Fit]] = weakref.WeakKeyDictionary()
 
 
-def _fit(client: Any, door: Door) -> _Fit:
+def _fit(client: AsyncClient, door: Door) -> _Fit:
     fits = _FITS.get(client)
     if fits is None:
         fits = _FITS[client] = {}
@@ -138,7 +143,7 @@ def _fit(client: Any, door: Door) -> _Fit:
 _ROLE_SYSTEM = re.compile(rb'"role"[ \t\r\n]*:[ \t\r\n]*"system"')
 
 
-def eligible(client: Any, door: Door, raw: bytes) -> bool:
+def eligible(client: AsyncClient, door: Door, raw: bytes) -> bool:
     """Whether this request can go through the lane."""
     fit = _fit(client, door)
     if not fit.eligible or may_hold_envelope(raw):
@@ -157,7 +162,7 @@ def eligible(client: Any, door: Door, raw: bytes) -> bool:
     return not (door.api_mode == "responses" and b'"id"' in raw)
 
 
-def _eligible(client: Any, up: Upstream, door: Door) -> bool:
+def _eligible(client: AsyncClient, up: Upstream, door: Door) -> bool:
     """For a client whose upstream speaks ``door``'s protocol (see :func:`_fit`)."""
     if client.has_fallback:
         return False  # a fallback may need another protocol: translate
@@ -187,7 +192,7 @@ class Forward:
     __slots__ = ("lease", "request", "stream", "upstream")
 
     def __init__(self, upstream: Upstream, door: Door, raw: bytes, stream: bool,
-                 client_headers: Any, raw_model: Any = _PARSE) -> None:
+                 client_headers: Mapping[str, str], raw_model: Any = _PARSE) -> None:
         self.upstream = upstream
         self.lease: HeldCredential = upstream.lease()
         method, path, headers = upstream.head(stream)
@@ -205,5 +210,5 @@ class Forward:
     def release(self) -> None:
         self.upstream.release(self.lease)
 
-    def error(self, status: int, headers: Any, body: bytes) -> ModelwireError:
+    def error(self, status: int, headers: Mapping[str, str], body: bytes) -> ModelwireError:
         return self.upstream.decode_error(status, headers, body)

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..types import JSONValue
 from .errors import GatewayError
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class ModelTable:
             return False
         return not is_local_server(name) or name in self.local_configured
 
-    def resolve(self, requested: Any) -> str:
+    def resolve(self, requested: JSONValue) -> str:
         if not isinstance(requested, str) or not requested:
             raise GatewayError(400, "`model` is required and must be a string", "missing_model")
         if requested in self.aliases:

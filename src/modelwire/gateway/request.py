@@ -14,14 +14,19 @@ import itertools
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelwireError
 from ..types import ApiMode
 from .accesslog import write as write_access
 from .errors import GatewayError, HttpError, error_body, from_exception, retry_after_header
+
+if TYPE_CHECKING:
+    from ..completion import Attempt, Completion
+    from ..gateway.serving import Request
+
 
 __all__ = ["Ctx", "client_options", "error_response", "failure_reply", "ms_text", "read_body",
            "request_id", "request_options", "served_headers"]
@@ -95,7 +100,7 @@ def _too_large(limit: int) -> GatewayError:
     return GatewayError(413, f"request body is larger than the gateway's limit of {limit} bytes", "body_too_large")
 
 
-async def read_body(request: Any, limit: int) -> bytes:
+async def read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
@@ -170,7 +175,7 @@ def _access_line(args: tuple[Any, ...]) -> None:
     write_access(access_log, args)
 
 
-def served_headers(ctx: Ctx, completion: Any, overhead_ms: float) -> dict[str, str]:
+def served_headers(ctx: Ctx, completion: Completion, overhead_ms: float) -> dict[str, str]:
     """The ``x-modelwire-*`` headers of a served answer (``completion``: a Completion, or
     a stream's partial one, which may lack the facts an answer has)."""
     attempts = getattr(completion, "attempts", None) or ()
@@ -196,14 +201,14 @@ def served_headers(ctx: Ctx, completion: Any, overhead_ms: float) -> dict[str, s
     return headers
 
 
-def _tried(attempts: Any) -> int:
+def _tried(attempts: Sequence[Attempt]) -> int:
     """Attempts made (a sticky fallback's skipped primary was not tried)."""
     if len(attempts) < 2:
         return len(attempts)
     return sum(a.outcome != "skipped" for a in attempts)
 
 
-def _fallbacks(attempts: Any) -> str:
+def _fallbacks(attempts: Sequence[Attempt]) -> str:
     """How many models of the chain this answer passed over: ``"1"``, or ``"1; sticky"``
     when a recent request's fallback was used from the start (the model's Client keeps
     it for ``fallback_stick_s``, shared by every request to that model)."""
@@ -212,7 +217,7 @@ def _fallbacks(attempts: Any) -> str:
     return f"{moved}; sticky" if sticky else str(moved)
 
 
-def failure_reply(ctx: Any, exc: Exception, shape: Any) -> Any:
+def failure_reply(ctx: Ctx, exc: Exception, shape: Any) -> Any:
     """``exc`` as an error answer in ``shape`` (a door, or the embeddings route's), its
     status on the access log; an error modelwire did not raise itself is logged whole."""
     if not isinstance(exc, (GatewayError, ModelwireError)):

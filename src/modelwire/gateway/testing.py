@@ -5,7 +5,11 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
+
+if TYPE_CHECKING:
+    from ..config import Config
+
 
 __all__ = ["RunningGateway"]
 
@@ -17,7 +21,7 @@ class RunningGateway:
     which calls the front doors' handlers directly), ``"httptools"`` or ``"h11"`` for
     uvicorn's, which reach them through ASGI as any other server would."""
 
-    def __init__(self, config: Any, *, environ: dict[str, str] | None = None, http: Any = None,
+    def __init__(self, config: Config, *, environ: dict[str, str] | None = None, http: Any = None,
                  ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:
         self.config = config
         # TLS as `modelwire serve --ssl-certfile/--ssl-keyfile` serves it (base_url: https)

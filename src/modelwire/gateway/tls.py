@@ -11,12 +11,11 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Callable
-from typing import Any
 
 __all__ = ["check_files", "server_context"]
 
 
-def server_context(config: Any, default: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
+def server_context(config: object, default: Callable[[], ssl.SSLContext]) -> ssl.SSLContext:
     """uvicorn's context for the configured files, refusing TLS 1.0 and 1.1 (deprecated
     by RFC 8996) whatever the system's OpenSSL defaults are."""
     context = default()
