@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..agent import ModelEvent, RunFinished, ToolFinished, ToolStarted
 from ..events import ReasoningDelta, TextDelta
+
+if TYPE_CHECKING:
+    from ..agent import AgentEvent, AgentResult
+
 
 __all__ = ["Renderer", "usage_line"]
 
@@ -23,7 +27,7 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def usage_line(result: Any, seconds: float) -> str:
+def usage_line(result: AgentResult, seconds: float) -> str:
     """`tokens 120 in (80 cached) · 45 out (12 reasoning) · 1.42 s · openai/gpt-5 [key main]`."""
     completion = result.completion
     if completion is None:
@@ -92,7 +96,7 @@ class Renderer:
         self._line(text, "dim")
 
     # ------------------------------------------------------------ events
-    def feed(self, event: Any) -> None:
+    def feed(self, event: AgentEvent) -> None:
         if isinstance(event, ModelEvent):
             ev = event.event
             if isinstance(ev, ReasoningDelta) and ev.text:
@@ -116,7 +120,7 @@ class Renderer:
         elif isinstance(event, RunFinished):
             self.finish(event.result)
 
-    def finish(self, result: Any) -> None:
+    def finish(self, result: AgentResult) -> None:
         if not self._text and result.completion is not None and result.completion.text:
             # non-streaming turn: show the whole answer, as Markdown on a terminal
             self._end_block()

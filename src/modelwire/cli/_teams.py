@@ -58,7 +58,7 @@ def emit(rows: Sequence[dict[str, Any]], columns: Sequence[str], fmt: str) -> No
         click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):

@@ -6,9 +6,13 @@ import json
 import os
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import Config
+
 
 __all__ = ["DEFAULT_MODELS", "command", "pick_model"]
 
@@ -26,7 +30,7 @@ DEFAULT_MODELS: tuple[tuple[str, str], ...] = (
 EMULATOR_MODEL = "emulator/emulator-1"
 
 
-def pick_model(requested: str | None, config: Any) -> tuple[str, str | None]:
+def pick_model(requested: str | None, config: Config | None) -> tuple[str, str | None]:
     """The model to use and, when it was chosen for the user, a note saying why."""
     if requested:
         return requested, None
@@ -47,7 +51,7 @@ def _load_config(path: str | None) -> Any:
     return load_config(path)
 
 
-def _build_agent(model: str, fallback: tuple[str, ...], config: Any, opts: dict[str, Any]) -> Any:
+def _build_agent(model: str, fallback: tuple[str, ...], config: Config | None, opts: dict[str, Any]) -> Any:
     from ..agent import Agent
     from ..client import Client
 

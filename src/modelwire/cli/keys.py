@@ -7,6 +7,7 @@ first characters, its limits and what it spent in its budget's period.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -30,7 +31,7 @@ def _limits(models: str | None, budget: str | None, rpm: str | None, tpm: str | 
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _limit_options(fn: Any) -> Any:
+def _limit_options(fn: Callable[..., Any]) -> Any:
     fn = click.option("--team", default=None, help="The team it belongs to (name or id; '' for none).")(fn)
     fn = click.option("--expires", default=None, help="Lifetime: 90d, 12h, 2w ('never': no expiry).")(fn)
     fn = click.option("--tpm", default=None, help="Tokens per minute ('none': no limit).")(fn)

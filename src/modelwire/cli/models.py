@@ -9,14 +9,19 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..providers.profile import ProviderProfile
+
 
 __all__ = ["command"]
 
 
-def _key_status(profile: Any, environ: Mapping[str, str]) -> str:
+def _key_status(profile: ProviderProfile, environ: Mapping[str, str]) -> str:
     if profile.extra.get("oauth"):
         return "oauth"
     if not profile.key_env:
@@ -38,7 +43,7 @@ def _provider_rows() -> list[dict[str, str]]:
     return rows
 
 
-def _model_rows(config: Any) -> list[dict[str, str]]:
+def _model_rows(config: Config) -> list[dict[str, str]]:
     roles: dict[str, list[str]] = {}
     if config.default_model:
         roles.setdefault(config.default_model, []).append("default")

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import Config
+
 
 __all__ = ["command"]
 
@@ -50,7 +54,7 @@ def command(text: str, config_path: str | None, primary: str | None, images: boo
     click.echo(f"reason: {route.reason}")
 
 
-def _announce_example(config: Any) -> None:
+def _announce_example(config: Config) -> None:
     """On stderr, so ``--json`` output stays one object."""
     pair = ", ".join(f"{name} = {entry.provider}/{entry.model}"
                      for name, entry in config.models.items())

@@ -6,9 +6,13 @@ import contextlib
 import os
 import secrets
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..config import Config
+
 
 __all__ = ["command"]
 
@@ -95,7 +99,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     return 0
 
 
-def _announce_builtin(config: Any, origin: str) -> None:
+def _announce_builtin(config: Config, origin: str) -> None:
     """The first lines of a run with no config: what is served, how to reach it, and how
     to serve more."""
     click.echo("no config found: serving the built-in emulator's models (offline, "
@@ -107,7 +111,7 @@ def _announce_builtin(config: Any, origin: str) -> None:
 
 
 @contextlib.contextmanager
-def _config_for_workers(config: Any, builtin: bool) -> Iterator[None]:
+def _config_for_workers(config: Config, builtin: bool) -> Iterator[None]:
     """Workers are fresh processes that read MODELWIRE_CONFIG."""
     if not builtin:
         if config.path is not None:

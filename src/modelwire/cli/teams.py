@@ -3,6 +3,7 @@ tighter of a key's and its team's applies)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -18,7 +19,7 @@ def _fields(budget: str | None, rpm: str | None, tpm: str | None) -> dict[str, A
     return {k: v for k, v in {"budget": budget, "rpm": rpm, "tpm": tpm}.items() if v is not None}
 
 
-def _options(fn: Any) -> Any:
+def _options(fn: Callable[..., Any]) -> Any:
     fn = click.option("--tpm", default=None, help="Tokens per minute for the whole team.")(fn)
     fn = click.option("--rpm", default=None, help="Requests per minute for the whole team.")(fn)
     return click.option("--budget", default=None, help="USD per period: 500/month.")(fn)

@@ -84,11 +84,11 @@ class Observer(Protocol):
 
     def call_started(self, call: CallStart) -> Any: ...
 
-    def attempt_ended(self, handle: Any, attempt: AttemptReport) -> None: ...
+    def attempt_ended(self, handle: object, attempt: AttemptReport) -> None: ...
 
-    def call_ended(self, handle: Any, call: CallReport) -> None: ...
+    def call_ended(self, handle: object, call: CallReport) -> None: ...
 
-    def upstream_headers(self, handle: Any, model: str) -> Mapping[str, str]:
+    def upstream_headers(self, handle: object, model: str) -> Mapping[str, str]:
         """Headers to add to an attempt's request to chain entry ``model`` (a tracer's
         ``traceparent``, for the upstreams its configuration marks internal)."""
         ...
@@ -102,13 +102,13 @@ class BaseObserver:
     def call_started(self, call: CallStart) -> Any:
         return None
 
-    def attempt_ended(self, handle: Any, attempt: AttemptReport) -> None:
+    def attempt_ended(self, handle: object, attempt: AttemptReport) -> None:
         return None
 
-    def call_ended(self, handle: Any, call: CallReport) -> None:
+    def call_ended(self, handle: object, call: CallReport) -> None:
         return None
 
-    def upstream_headers(self, handle: Any, model: str) -> Mapping[str, str]:
+    def upstream_headers(self, handle: object, model: str) -> Mapping[str, str]:
         return {}
 
 

@@ -108,7 +108,7 @@ def _add(total: Tally, data: dict[str, Any], *, gauges: bool) -> None:
                 total.gauges[name] += value
 
 
-def _alive(pid: Any) -> bool:
+def _alive(pid: object) -> bool:
     if not isinstance(pid, int):
         return False
     try:

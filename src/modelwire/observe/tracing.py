@@ -25,6 +25,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from ..types import JSONValue
 from .reports import AttemptReport, BaseObserver, CallReport, CallStart
 
 __all__ = ["DECISIONS", "Tracer"]
@@ -145,5 +146,5 @@ class Tracer(BaseObserver):
         span.end()
 
 
-def _json(value: Any) -> str:
+def _json(value: JSONValue) -> str:
     return orjson.dumps(value, default=str).decode()

@@ -8,9 +8,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .reports import AttemptReport, CallReport, CallStart, Observer
+
+if TYPE_CHECKING:
+    from ..completion import Completion
+    from ..providers.profile import ProviderProfile
+
 
 __all__ = ["CallWatch"]
 
@@ -55,7 +60,7 @@ class CallWatch:
             return _NO_HEADERS
         return tuple(extra.items()) if extra else _NO_HEADERS
 
-    def attempt(self, model: str, profile: Any, model_id: str, outcome: str,
+    def attempt(self, model: str, profile: ProviderProfile, model_id: str, outcome: str,
                 error: BaseException | None, credential: str | None) -> None:
         self.tried += 1
         if error is None and not self.live:
@@ -76,7 +81,7 @@ class CallWatch:
         except Exception:
             log.exception("observer failed in attempt_ended")
 
-    def ended(self, completion: Any) -> None:
+    def ended(self, completion: Completion) -> None:
         """The call served ``completion``."""
         self._end(CallReport(
             model=self.model, stream=self.stream, started_ns=self.started,
@@ -85,7 +90,7 @@ class CallWatch:
             response_id=completion.id, usage=completion.usage, cost=completion.cost,
             interrupted=bool(completion.interrupted), message=completion.message))
 
-    def failed(self, error: BaseException, partial: Any = None) -> None:
+    def failed(self, error: BaseException, partial: Completion | None = None) -> None:
         """The call raised ``error`` (``partial``: what reached the caller first)."""
         self._end(CallReport(
             model=self.model, stream=self.stream, started_ns=self.started,

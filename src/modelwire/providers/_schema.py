@@ -12,6 +12,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from ..types import JSONValue
+
 __all__ = ["JSON_TYPES", "infer_type", "rewrite"]
 
 Schema = dict[str, Any]
@@ -28,7 +30,7 @@ _LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
-def rewrite(schema: Any, rule: Rule) -> Any:
+def rewrite(schema: JSONValue, rule: Rule) -> Any:
     """A new schema: ``rule`` applied to every schema node, children first.
 
     ``rule`` receives a fresh dict it may change and return (or replace).
@@ -66,7 +68,7 @@ def infer_type(node: Schema) -> str | None:
     return None
 
 
-def _type_of(value: Any) -> str:
+def _type_of(value: JSONValue) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..types import JSONValue
 from .profile import ProviderProfile
 
 __all__ = ["GeminiProfile", "sanitize_gemini_schema"]
@@ -40,7 +41,7 @@ def sanitize_gemini_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return _node(schema, defs, 0)
 
 
-def _node(schema: Any, defs: dict[str, Any], depth: int) -> dict[str, Any]:
+def _node(schema: JSONValue, defs: dict[str, Any], depth: int) -> dict[str, Any]:
     if not isinstance(schema, dict):
         return {}  # `true` schemas: anything goes
     ref = schema.get("$ref")

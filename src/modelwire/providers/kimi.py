@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..types import JSONValue
 from ._schema import infer_type, rewrite
 from .profile import ProviderProfile
 
@@ -87,7 +88,7 @@ def _collapse_null_unions(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def _is_empty_object(branch: Any) -> bool:
+def _is_empty_object(branch: JSONValue) -> bool:
     if not isinstance(branch, dict):
         return False
     rest = {k: v for k, v in branch.items() if k not in ("type", "properties", "required")}

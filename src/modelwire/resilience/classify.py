@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from ..errors import (
     AuthenticationError,
@@ -36,6 +36,7 @@ from ..errors import (
     StreamInterruptedError,
     TransportError,
 )
+from ..types import JSONValue
 
 if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
@@ -289,7 +290,7 @@ def _error_text(error: ProviderError) -> str:
     return " ".join(parts).lower()
 
 
-def _body_messages(body: Any, depth: int = 0) -> Iterable[str]:
+def _body_messages(body: JSONValue, depth: int = 0) -> Iterable[str]:
     if depth > 4:
         return
     if isinstance(body, str):

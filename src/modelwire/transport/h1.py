@@ -25,11 +25,15 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections import deque
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import httptools
 
 from .headers import LazyHeaders
+
+if TYPE_CHECKING:
+    from ssl import SSLContext
+
 
 __all__ = ["KEEPALIVE_S", "H1Closed", "H1Conn", "H1Error", "H1Pool", "Origin"]
 
@@ -125,7 +129,7 @@ class H1Conn(asyncio.Protocol):
         self.error: BaseException | None = None
 
     # ----------------------------------------------------------- asyncio side
-    def connection_made(self, transport: Any) -> None:
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport
 
     def data_received(self, data: bytes) -> None:
@@ -335,7 +339,7 @@ class H1Pool:
 
     __slots__ = ("_busy", "_closed", "_eyeballs", "_idle", "_limit", "_loop", "_origin", "_ssl", "_waiters")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, origin: Origin, limit: int, ssl: Any) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, origin: Origin, limit: int, ssl: SSLContext | None) -> None:
         self._loop = loop
         self._origin = origin
         self._limit = limit
