@@ -9,7 +9,7 @@ no nested ``isinstance`` to print them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from .events import TextDelta
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentStream", "AsyncAgentStream"]
 
 
-def _text_of(event: Any) -> str | None:
+def _text_of(event: AgentEvent) -> str | None:
     inner = getattr(event, "event", None)  # a ModelEvent wraps the model's stream event
     return inner.text if type(inner) is TextDelta else None
 

@@ -632,7 +632,7 @@ class _Validator:
             **self.gateway_limits(spec, defaults),
         )
 
-    def metrics(self, value: Any) -> MetricsConfig:
+    def metrics(self, value: JSONValue) -> MetricsConfig:
         spec = self.mapping(value, "gateway.metrics", _METRICS)
         enabled = spec.get("enabled")
         if enabled is not None and not isinstance(enabled, bool):
@@ -664,7 +664,7 @@ class _Validator:
             redact=self.name_list(spec.get("redact"), "gateway.capture.redact"),
         )
 
-    def tracing(self, value: Any, models: dict[str, ModelEntry]) -> TracingConfig:
+    def tracing(self, value: JSONValue, models: dict[str, ModelEntry]) -> TracingConfig:
         spec = self.mapping(value, "gateway.tracing", _TRACING)
         endpoint = self.string(spec.get("otlp_endpoint"), "gateway.tracing.otlp_endpoint", optional=True)
         if endpoint is not None and not endpoint.startswith(("http://", "https://")):
@@ -695,7 +695,7 @@ class _Validator:
                 return tuple(names)
         raise self.fail(key, f"expected a list of model names, got {_kind(cast(object, value))}")
 
-    def teams(self, value: Any) -> TeamsConfig:
+    def teams(self, value: JSONValue) -> TeamsConfig:
         spec = self.mapping(value, "teams", _TEAMS)
         defaults = TeamsConfig()
         store = self.string(spec.get("store"), "teams.store", optional=True)

@@ -190,7 +190,7 @@ def decode_response(body: bytes, count: int, *, raw: bool = False) -> tuple[list
     return vectors, _usage(answer.get("usage")), str(answer.get("model") or "")
 
 
-def _vector(value: Any, raw: bool) -> Any:
+def _vector(value: JSONValue, raw: bool) -> Any:
     if isinstance(value, str):
         packed = base64.b64decode(value)
         if raw and _LITTLE:

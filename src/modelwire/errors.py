@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .completion import Completion
+    from .types import JSONValue
 
 __all__ = [
     "AuthenticationError",
@@ -174,7 +175,7 @@ class ProviderError(ModelwireError):
         request_id: str | None = None,
         retry_after: float | None = None,
         headers: dict[str, str] | None = None,
-        body: Any = None,
+        body: JSONValue = None,
         code: str | None = None,
         partial: Completion | None = None,
     ) -> None:

@@ -29,7 +29,8 @@ The rules:
 from __future__ import annotations
 
 import json
-from typing import Any
+
+from .types import JSONValue
 
 __all__ = [
     "AUDIO_TOKENS",
@@ -61,7 +62,7 @@ def estimate_text_tokens(text: str) -> int:
     return (chars + 3) // 4 + (extra_bytes + 2) // 3
 
 
-def _part_tokens(part: Any) -> int:
+def _part_tokens(part: JSONValue) -> int:
     if isinstance(part, str):
         return estimate_text_tokens(part)
     if not isinstance(part, dict):
@@ -81,7 +82,7 @@ def _part_tokens(part: Any) -> int:
     return estimate_text_tokens(json.dumps(part, default=str))
 
 
-def _content_tokens(content: Any) -> int:
+def _content_tokens(content: JSONValue) -> int:
     if content is None:
         return 0
     if isinstance(content, str):
@@ -91,7 +92,7 @@ def _content_tokens(content: Any) -> int:
     return estimate_text_tokens(str(content))
 
 
-def _message_tokens(message: Any) -> int:
+def _message_tokens(message: JSONValue) -> int:
     if not isinstance(message, dict):
         return MESSAGE_OVERHEAD
     total = MESSAGE_OVERHEAD + _content_tokens(message.get("content"))
@@ -107,7 +108,7 @@ def _message_tokens(message: Any) -> int:
     return total
 
 
-def estimate_tokens(obj: Any) -> int:
+def estimate_tokens(obj: JSONValue) -> int:
     """Estimated input tokens of a string, a message, a message list or a Request.
 
     An estimate (see the module docstring for the rules), never an exact
