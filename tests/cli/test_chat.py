@@ -35,6 +35,14 @@ def test_json_output_shape(capsys):
     assert data["usage"]["total_tokens"] == data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"]
 
 
+def test_json_output_of_a_run_with_no_answer_has_the_same_keys_empty():
+    from modelwire.agent import AgentResult
+    from modelwire.cli.chat import _json_out
+
+    data = json.loads(_json_out(AgentResult(completion=None, messages=[], stop_reason="interrupted")))
+    assert data == {"message": None, "finish_reason": None, "usage": None, "model": None, "provider": None}
+
+
 def test_thinking_shows_reasoning_before_the_answer(capsys):
     assert main(["chat", "--thinking", "low", "--tools", "demo", "What is 6 times 7?"]) == EXIT_OK
     out = capsys.readouterr().out

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from ..agent import Agent, AgentResult
     from ..config import Config
 
 
@@ -67,7 +68,7 @@ def _build_agent(model: str, fallback: tuple[str, ...], config: Config | None, o
     )
 
 
-def _one_turn(agent: Any, prompt: str, renderer: Any) -> Any:
+def _one_turn(agent: Agent, prompt: str, renderer: Any) -> Any:
     interrupt = threading.Event()
     result = None
     events = agent.stream(prompt, interrupt=interrupt)
@@ -85,8 +86,10 @@ def _one_turn(agent: Any, prompt: str, renderer: Any) -> Any:
     return result
 
 
-def _json_out(result: Any) -> str:
+def _json_out(result: AgentResult) -> str:
     c = result.completion
+    if c is None:  # the run ended before any answer (an interrupt): the same keys, empty
+        return json.dumps(dict.fromkeys(("message", "finish_reason", "usage", "model", "provider")))
     return json.dumps(
         {
             "message": c.message,
@@ -124,7 +127,7 @@ def _answer_ctrl_c() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def _interactive(agent: Any, make_renderer: Any) -> int:
+def _interactive(agent: Agent, make_renderer: Any) -> int:
     from ..errors import ModelwireError
 
     _answer_ctrl_c()

@@ -186,7 +186,7 @@ class Settings:
             self._fallback = self._entries(getattr(config, "fallback", ()) or ())
         return self._fallback
 
-    def _entries(self, fallback: Any) -> tuple[Model, ...]:
+    def _entries(self, fallback: Sequence[str | Model]) -> tuple[Model, ...]:
         """Fallback entries as Models; the primary's bare name means the primary itself
         (so the chain skips it as a repeat instead of resolving it without its settings)."""
         bare = Model(self.primary.name)

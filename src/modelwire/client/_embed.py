@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..completion import Timing
 from ..embeddings import (
@@ -30,6 +30,11 @@ from ..providers.embedding import EmbeddingEncoding, EmbeddingSpec, InputType
 from ..resilience import LadderState, StickyStart
 from ._core import Options, Plan, Settings
 from ._turn import Turn, sleep_async
+
+if TYPE_CHECKING:
+    from ..client._core import Endpoint
+    from ..transport import AsyncTransport, Response, SyncTransport
+
 
 __all__ = ["EmbedJob", "EmbedOptions", "embed_async", "embed_sync"]
 
@@ -94,7 +99,11 @@ class EmbedTurn(Turn):
             self.settings.sticky.served(self.position, fell_back=self.fell_back)
 
 
-def spec_of(endpoint: Any) -> EmbeddingSpec:
+# what ``embed`` takes: one text, texts, or inputs as token ids
+EmbedInputs: TypeAlias = str | Sequence[str] | Sequence[Sequence[int]]
+
+
+def spec_of(endpoint: Endpoint) -> EmbeddingSpec:
     spec: EmbeddingSpec | None = endpoint.profile.embeddings
     if spec is None:
         raise ConfigError(
@@ -106,7 +115,7 @@ def spec_of(endpoint: Any) -> EmbeddingSpec:
 class EmbedJob:
     """The books of one ``embed`` call across its batches and the models of the chain."""
 
-    def __init__(self, settings: Settings, inputs: Any, options: EmbedOptions) -> None:
+    def __init__(self, settings: Settings, inputs: EmbedInputs, options: EmbedOptions) -> None:
         if options.encoding is not None and options.encoding not in _ENCODINGS:
             raise MessageError(f"encoding must be 'float' or 'base64', got {options.encoding!r}")
         if options.input_type is not None and options.input_type not in _INPUT_TYPES:
@@ -174,7 +183,7 @@ class EmbedJob:
         return Embeddings(vectors, usage, self.model, self.provider, tuple(self.attempts), timing)
 
 
-def embed_sync(settings: Settings, http: Any, sleep: Callable[[float], Any], inputs: Any,
+def embed_sync(settings: Settings, http: SyncTransport, sleep: Callable[[float], Any], inputs: EmbedInputs,
                options: EmbedOptions) -> Embeddings:
     job = EmbedJob(settings, inputs, options)
     while (turn := job.next_turn()) is not None:
@@ -193,7 +202,7 @@ def embed_sync(settings: Settings, http: Any, sleep: Callable[[float], Any], inp
     return job.result()
 
 
-async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], Any], inputs: Any,
+async def embed_async(settings: Settings, http: AsyncTransport, sleep: Callable[[float], Any], inputs: EmbedInputs,
                       options: EmbedOptions) -> Embeddings:
     started = time.perf_counter()
     waited = 0.0  # on upstreams and backoffs: the rest is the Client's own work
@@ -219,14 +228,14 @@ async def embed_async(settings: Settings, http: Any, sleep: Callable[[float], An
     return job.result(Timing(time.perf_counter() - started - waited, waited))
 
 
-def _answered(job: EmbedJob, turn: Any, resp: Any) -> None:
+def _answered(job: EmbedJob, turn: EmbedTurn, resp: Response) -> None:
     """One batch's answer: an error status raises its typed error, else the job keeps it."""
     if resp.status >= 400:
         raise turn.http_error(resp.status, resp.headers, resp.body)
     job.done(turn, resp.body)
 
 
-def _failed(job: EmbedJob, turn: Any, exc: ModelwireError) -> float:
+def _failed(job: EmbedJob, turn: EmbedTurn, exc: ModelwireError) -> float:
     """The wait before the batch is tried again; the job is told when the turn gives up."""
     try:
         return turn.fail(exc)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
     from ..client import AsyncClient
-    from ..config import Config
+    from ..config import Config, GatewayConfig
 
 __all__ = ["FrontDoors", "Gateway", "create_app"]
 
@@ -284,7 +284,7 @@ def _capture(gw: Any) -> Any:
                                    redact=spec.redact))
 
 
-def _observer(config: Any, gw: Any, env: Any, credentials: Any) -> Any:
+def _observer(config: Config, gw: GatewayConfig, env: Mapping[str, str], credentials: Any) -> Any:
     """Metrics and traces, as ``gateway.metrics`` and ``gateway.tracing`` say (``None``:
     both off). ``modelwire serve`` says where it binds in MODELWIRE_SERVE_HOST."""
     from ..observe.gateway import GatewayObserver

@@ -36,7 +36,11 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..types import JSONValue
+
 
 __all__ = [
     "MAX_RESET_HORIZON",
@@ -77,7 +81,7 @@ _ABSOLUTE_KEYS = ("reset_at", "resets_at", "retry_until")
 # ----------------------------------------------------------------------------- public
 def retry_after_seconds(
     headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
-    body: Any = None,
+    body: JSONValue = None,
     now: float | None = None,
 ) -> float | None:
     """Seconds to wait before retrying, from the response's hints; ``None`` without any.
@@ -93,7 +97,7 @@ def retry_after_seconds(
 
 def reset_at(
     headers: Mapping[str, str] | Iterable[tuple[str, str]] | None,
-    body: Any = None,
+    body: JSONValue = None,
     now: float | None = None,
 ) -> float | None:
     """Absolute epoch time the provider says the limit resets; ``None`` without a hint.
@@ -122,7 +126,7 @@ def parse_duration(text: str) -> float | None:
 
 
 # ----------------------------------------------------------------------------- headers
-def _delay(headers: Any, body: Any, now: float) -> float | None:
+def _delay(headers: Any, body: JSONValue, now: float) -> float | None:
     h = _lower(headers)
     for finder in (_retry_after_ms, _retry_after, _openai_resets, _anthropic_resets):
         found = finder(h, now)
@@ -216,7 +220,7 @@ def _is_zero(remaining: str | None) -> bool:
 
 
 # ----------------------------------------------------------------------------- body
-def _body_hint(body: Any, now: float) -> float | None:
+def _body_hint(body: JSONValue, now: float) -> float | None:
     if body is None:
         return None
     if isinstance(body, (bytes, bytearray)):
@@ -229,7 +233,7 @@ def _body_hint(body: Any, now: float) -> float | None:
     return _structured_hint(body, now, depth=0)
 
 
-def _structured_hint(node: Any, now: float, depth: int) -> float | None:
+def _structured_hint(node: JSONValue, now: float, depth: int) -> float | None:
     """Walk a parsed error body (bounded depth) for the known hint fields."""
     if depth > 12:
         return None
@@ -272,7 +276,7 @@ def _text_hint(text: str) -> float | None:
     return parse_duration(match.group(1))
 
 
-def _parse_absolute(value: Any) -> float | None:
+def _parse_absolute(value: JSONValue) -> float | None:
     """Epoch seconds, epoch milliseconds (> 1e12), or ISO 8601 / RFC 3339 text."""
     if isinstance(value, bool):
         return None
