@@ -5,9 +5,8 @@ back for a health check. Driven against the emulator."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import asyncio
+import dataclasses
 
 import orjson
 

@@ -19,8 +19,9 @@ def usage_svg(per_minute: Sequence[tuple[int, int, int]]) -> str:
     total = sum(r for _, r, _ in per_minute)
     errors = sum(e for _, _, e in per_minute)
     label = f"Requests per minute, last {len(per_minute)} minutes: {total} requests, {errors} errors"
-    parts = [f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
-             f'height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg"><title>{label}</title>']
+    head = (f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" '
+            f'height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg"><title>{label}</title>')
+    parts = [head]
     plot_w, plot_h = WIDTH - _LEFT - 4, HEIGHT - _TOP - _BOTTOM
     base = _TOP + plot_h
     parts.append(f'<line x1="{_LEFT}" y1="{base}" x2="{WIDTH - 4}" y2="{base}" stroke="#888" stroke-width="1"/>')
