@@ -142,6 +142,9 @@ def test_the_session_cookie_is_read_back_and_its_flags_are_strict():
     ({"host": "127.0.0.1:4000", "origin": "null"}, False),
     ({"host": "127.0.0.1:4000", "sec-fetch-site": "cross-site"}, False),
     ({"host": "127.0.0.1:4000", "origin": "https://127.0.0.1:4000"}, False),  # another scheme
-], ids=["no-origin", "same-origin", "other-site", "null-origin", "cross-site", "other-scheme"])
+    ({"host": "127.0.0.1:4000", "origin": "null", "sec-fetch-site": "same-origin"}, True),  # no-referrer pages
+    ({"host": "127.0.0.1:4000", "origin": "http://127.0.0.1:4000", "sec-fetch-site": "same-site"}, False),
+], ids=["no-origin", "same-origin", "other-site", "null-origin", "cross-site", "other-scheme",
+        "fetch-site-wins", "sibling-port"])
 def test_a_sign_in_is_taken_only_from_the_gateways_own_origin(headers, allowed):
     assert same_origin(headers, "http") is allowed

@@ -37,7 +37,7 @@ def _headers(nonce: str | None = None) -> dict[str, str]:
     if nonce is not None:
         csp += f"; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'"
     return {"content-security-policy": csp, "cache-control": "no-store", "x-content-type-options": "nosniff",
-            "x-frame-options": "DENY", "referrer-policy": "no-referrer"}
+            "x-frame-options": "DENY", "referrer-policy": "same-origin"}
 
 
 def _nonce() -> str:

@@ -28,12 +28,13 @@ th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .state-ok{color:#15803d}.state-cooling{color:#b45309;font-weight:600}.state-dead{color:#b91c1c;font-weight:600}
 .status-ok{color:#15803d}.status-err{color:#b91c1c}.muted{color:#6b7280}
 .badge{padding:.1em .5em;border-radius:.6em;background:#e5e7eb}.badge.degraded{background:#fde68a}
-.chart{max-width:100%;height:auto;background:#fff;border:1px solid #e5e7eb}
+.chart{max-width:100%;height:auto;background:#fff;border:1px solid #e5e7eb}code{white-space:nowrap}
 .login{max-width:22em;margin:4em auto;background:#fff;padding:1.5em;border:1px solid #e5e7eb}
 .login input{width:100%;box-sizing:border-box;margin:.5em 0;padding:.4em}.error{color:#b91c1c}
 """
 
-# swaps <main> for the one in a fresh /ui; a 401 (the session ended) says so
+# swaps <main> for the one in a fresh /ui; a 401 (the session ended) says so. The
+# status page's <main> is the only one, and no value in it can hold "</main>" unescaped
 _SCRIPT = """
 (function(){
   var every = %d * 1000;
@@ -47,7 +48,11 @@ _SCRIPT = """
       })
       .then(function(text){
         if (text === null) { return; }
-        var fresh = new DOMParser().parseFromString(text, 'text/html').querySelector('main');
+        // only <main>: a whole page's <style> carries another response's nonce
+        var from = text.indexOf('<main>'), to = text.lastIndexOf('</main>');
+        if (from < 0 || to < from) { note('refresh failed: no page in the answer'); return; }
+        var part = text.slice(from, to + 7);
+        var fresh = new DOMParser().parseFromString(part, 'text/html').querySelector('main');
         var main = document.querySelector('main');
         if (fresh && main) { main.replaceWith(fresh); }
       })

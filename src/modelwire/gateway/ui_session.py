@@ -70,12 +70,13 @@ def cookie_header(token: str, *, secure: bool, max_age: int = LIFETIME_S) -> str
 
 
 def same_origin(headers: Mapping[str, str], scheme: str) -> bool:
-    """Whether a form post came from the gateway's own page: a browser's ``Origin`` (and
-    ``Sec-Fetch-Site``), when it sends them, name this host (a login from another site's
-    page is refused). A client that sends neither (curl) is not a browser on another site."""
+    """Whether a form post came from the gateway's own page. A browser says where a
+    request comes from in ``Sec-Fetch-Site`` (no page can set it): ``same-origin`` or
+    ``none`` (typed by the user) pass; an older one only in ``Origin``, which must name
+    this host. A client that sends neither (curl) is not a browser on another site."""
     site = headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return False
+    if site is not None:
+        return site in ("same-origin", "none")
     origin = headers.get("origin")
     if origin is None:
         return True
