@@ -180,3 +180,21 @@ def test_spend_per_key_and_team_shows_when_teams_are_on(emulator_clean, tmp_path
     assert spend["enabled"] and [r["name"] for r in spend["keys"]] == ["alice"]
     assert [r["name"] for r in spend["teams"]] == ["research"] and spend["keys"][0]["requests"] == 1
     assert '<table class="spend-keys">' in page and "<td>alice</td>" in page and secret not in page
+
+
+def test_a_streamed_request_is_listed_once_when_its_stream_ends(running):
+    with httpx.stream("POST", running.base_url + "/v1/chat/completions", timeout=30,
+                      headers={"authorization": f"Bearer {GATEWAY_KEY}"},
+                      json={"model": "spare", "stream": True,
+                            "messages": [{"role": "user", "content": "hi"}]}) as reply:
+        assert reply.status_code == 200
+        body = b"".join(reply.iter_bytes())
+    assert b"[DONE]" in body
+    deadline = time.monotonic() + 10
+    while True:  # the stream's books close after its last byte went out
+        recent = httpx.get(running.base_url + "/ui/data", headers=ADMIN).json()["recent"]
+        if recent or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    (row,) = recent
+    assert (row["model"], row["served"], row["status"]) == ("spare", "emulator/emulator-1", 200)
