@@ -430,7 +430,7 @@ def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
         Route("/admin/teams/{ref}", endpoint(api.team), methods=["GET", "PATCH"]),
         Route("/admin/spend", endpoint(api.spend), methods=["GET"]),
         Route("/admin/captures", endpoint(api.captures), methods=["GET"]),
-        Route("/admin/captures/{capture_id}", endpoint(api.capture), methods=["GET"]),
+        Route("/admin/captures/{capture_id:path}", endpoint(api.capture), methods=["GET"]),
     ]
 
 
