@@ -201,3 +201,95 @@ def test_the_capture_is_disabled_once_its_time_box_ends(tmp_path):
     clock.now += 10
     assert not capture.enabled and not capture.open_for(True)
     capture.close()
+
+
+class _Answer:
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status, self.headers, self.body = status, {"content-type": "text/event-stream"}, body
+        self._chunks = [body[:5], body[5:]]
+
+    async def aiter_chunks(self):
+        for chunk in self._chunks:
+            yield chunk
+
+    async def read(self) -> bytes:
+        return self.body
+
+    def close(self) -> None:
+        pass
+
+
+class _Upstream:
+    """A transport that answers every request with one fixed answer."""
+
+    def __init__(self, status: int = 200, body: bytes = b"data: {}\n\ndata: [DONE]\n\n") -> None:
+        self.status, self.body = status, body
+
+    async def send(self, request, base_url, timeouts):
+        return _Answer(self.status, self.body)
+
+    def stream(self, request, base_url, timeouts):
+        import contextlib
+
+        @contextlib.asynccontextmanager
+        async def streamed():
+            yield _Answer(self.status, self.body)
+
+        return streamed()
+
+    async def aclose(self) -> None:
+        pass
+
+
+def _request(model: str = "served-id", tags=None):
+    from modelwire.codecs import EncodedRequest
+
+    return EncodedRequest("POST", "/chat/completions", {"authorization": "Bearer " + FAKE_KEY},
+                          orjson.dumps({"model": model, "messages": []}), tags)
+
+
+def test_the_transport_captures_by_the_key_in_the_tags_or_by_the_model_asked_or_served(tmp_path):
+    import asyncio
+
+    from modelwire.gateway.capture import CapturingTransport
+
+    capture = Capture(CaptureSettings(dir=str(tmp_path), models=("served-*",), keys=("alice",),
+                                      failing_only=False))
+    asked = CapturingTransport(_Upstream(), capture, model="asked")
+
+    async def run():
+        await asked.send(_request("other", {"key": "alice", "request_id": "req_1", "door": "responses"}), "", None)
+        await asked.send(_request("other", {"key": "bob", "request_id": "req_2", "door": "responses"}), "", None)
+        await asked.send(_request("served-id", {"key": "bob", "request_id": "req_3", "door": "responses"}), "", None)
+        await asked.send(_request("other"), "", None)
+
+    asyncio.run(run())
+    listed = capture.index()
+    capture.close()
+    assert [(e["request_id"], e["key"]) for e in listed] == [("req_3", "bob"), ("req_1", "alice")]
+    assert FAKE_KEY not in (tmp_path / "capture.jsonl").read_text()
+
+
+def test_a_stream_no_rule_captures_keeps_none_of_its_bytes(tmp_path):
+    import asyncio
+
+    from modelwire.gateway.capture import CapturingTransport
+
+    capture = Capture(CaptureSettings(dir=str(tmp_path), keys=("alice",), failing_only=False))
+    transport = CapturingTransport(_Upstream(), capture, model="m")
+    kept = {}
+
+    async def run():
+        for key in ("bob", "alice"):
+            async with transport.stream(_request(tags={"key": key}), "", None) as resp:
+                read = b"".join([chunk async for chunk in resp.aiter_chunks()])
+                kept[key] = (read, b"".join(resp.seen))
+
+    asyncio.run(run())
+    listed = capture.index()
+    capture.close()
+    assert kept["bob"][0] == kept["alice"][0] == _Upstream().body  # the client reads it all either way
+    assert kept["bob"][1] == b"" and kept["alice"][1] == _Upstream().body
+    [entry] = listed
+    assert entry["key"] == "alice"
+    assert capture.read(entry["id"])["answer"]["body"] == _Upstream().body.decode()

@@ -36,11 +36,14 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from .scrub import REDACTED, scrub
+
+if TYPE_CHECKING:
+    from ..codecs import EncodedRequest
 
 __all__ = ["Capture", "CaptureSettings", "CapturingTransport", "api_mode_of", "captures_view",
            "index", "read", "request_tags"]
@@ -368,36 +371,46 @@ class CapturingTransport:
         self.capture = capture
         self.model = model
 
-    async def send(self, request: Any, base_url: str, timeouts: Any) -> Any:
+    async def send(self, request: EncodedRequest, base_url: str, timeouts: Any) -> Any:
         resp = await self.inner.send(request, base_url, timeouts)
-        self._record(request, resp.status, resp.headers, resp.body)
+        if self.wants(request, resp.status >= 400):
+            self._record(request, resp.status, resp.headers, resp.body)
         return resp
 
     @contextlib.asynccontextmanager
-    async def stream(self, request: Any, base_url: str, timeouts: Any) -> AsyncIterator[Any]:
+    async def stream(self, request: EncodedRequest, base_url: str, timeouts: Any) -> AsyncIterator[Any]:
         async with self.inner.stream(request, base_url, timeouts) as resp:
-            tee = _Tee(resp, keep=self.capture.open_for(resp.status >= 400))
+            # decided at the answer's head: a stream nobody captures keeps none of its bytes
+            wanted = self.wants(request, resp.status >= 400)
+            tee = _Tee(resp, keep=wanted)
             try:
                 yield tee
             finally:
-                self._record(request, resp.status, resp.headers, b"".join(tee.seen))
+                if wanted:
+                    self._record(request, resp.status, resp.headers, b"".join(tee.seen))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def _record(self, request: Any, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        failed = status >= 400
-        if not self.capture.open_for(failed):
-            return  # decided before the body is parsed for the served model's name
-        tags = getattr(request, "tags", None) or {}
-        key = tags.get("key")
-        if not self.capture.covers_key(key) and not self.capture.covers(self.model, _model_of(request.body)):
-            return
+    def wants(self, request: EncodedRequest, failed: bool) -> bool:
+        """Whether this exchange is captured (the module docstring's rule); the body is
+        parsed for the served model's id only when nothing cheaper decided."""
+        capture = self.capture
+        if not capture.open_for(failed):
+            return False
+        tags = request.tags
+        if tags is not None and capture.covers_key(tags.get("key")):
+            return True
+        if not capture.settings.models:
+            return False
+        return capture.covers(self.model) or capture.covers(_model_of(request.body))
+
+    def _record(self, request: EncodedRequest, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        tags = request.tags or {}
         self.capture.record(model=self.model, api_mode=api_mode_of(request.path), method=request.method,
                             path=request.path, headers=request.headers, body=request.body,
-                            status=status, answer_headers=headers, answer=body,
-                            failed=failed, key=key, door=tags.get("door"),
-                            request_id=tags.get("request_id"))
+                            status=status, answer_headers=headers, answer=body, failed=status >= 400,
+                            key=tags.get("key"), door=tags.get("door"), request_id=tags.get("request_id"))
 
 
 class _Tee:
