@@ -163,7 +163,7 @@ class Capture:
     # ------------------------------------------------------------ reading
     def index(self, limit: int = 100) -> list[dict[str, Any]]:
         """The newest ``limit`` captures' summaries, newest first (see :func:`index`),
-        this process's queued ones included."""
+        this process's queued ones included. Reads files: call it in a thread."""
         self.flush()
         return index(self.folder, limit)
 
@@ -333,7 +333,8 @@ def read(folder: str | os.PathLike[str], capture_id: str) -> dict[str, Any] | No
 
 def captures_view(capture: Capture | None, folder: str | None, limit: int = 100) -> dict[str, Any]:
     """``GET /admin/captures``'s answer (the status page shows the same): ``{"dir",
-    "enabled", "captures"}``; ``capture`` None (capture off) still lists ``folder``'s files."""
+    "enabled", "captures"}``; ``capture`` None (capture off) still lists ``folder``'s files.
+    Reads files: call it in a thread (``asyncio.to_thread``), never on the event loop."""
     if capture is not None:
         return {"dir": str(capture.folder), "enabled": capture.enabled, "captures": capture.index(limit)}
     return {"dir": folder or "", "enabled": False,
