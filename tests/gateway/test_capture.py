@@ -293,3 +293,18 @@ def test_a_stream_no_rule_captures_keeps_none_of_its_bytes(tmp_path):
     [entry] = listed
     assert entry["key"] == "alice"
     assert capture.read(entry["id"])["answer"]["body"] == _Upstream().body.decode()
+
+
+def test_a_gateway_key_is_named_by_its_fingerprint_only_when_keys_are_checked():
+    from modelwire.gateway.auth import GatewayKeys, key_fingerprint
+
+    gateway_key = "gw-" + "fingerprint-test-0123456789"
+    keys = GatewayKeys.from_env("K", {"K": f"other,{gateway_key}"})
+    name = keys.identity({"authorization": f"Bearer {gateway_key}"})
+    assert name == key_fingerprint(gateway_key) and gateway_key not in name
+    assert name.startswith("env-") and len(name) == 16 and name != key_fingerprint("other")
+    # passthrough: the provider key goes upstream; the gateway key is the one named
+    both = {"authorization": f"Bearer {FAKE_KEY}", "x-modelwire-key": gateway_key}
+    assert keys.identity(both, passthrough=True) == name
+    # no keys configured: whatever a client sent was never checked, so it names nothing
+    assert GatewayKeys.from_env("K", {}).identity({"authorization": f"Bearer {gateway_key}"}) is None
