@@ -93,7 +93,8 @@ class GatewayKeys:
     def identity(self, headers: Mapping[str, str], who: object = None, *,
                  passthrough: bool = False) -> str | None:
         """The name of the key a checked request came with: its :func:`key_fingerprint`,
-        or None when no keys are configured (whatever a client sent was not checked)."""
+        or None when no keys are configured (whatever a client sent was not checked).
+        ``who``: what :meth:`identify` returned (None here; the teams keys name theirs)."""
         if not self.keys:
             return None
         key = headers.get("x-modelwire-key") if passthrough else presented_key(headers)
