@@ -86,6 +86,14 @@ class TeamKeys:
             return
         self.env_keys.check(headers, passthrough=passthrough)
 
+    def identity(self, headers: Mapping[str, str], who: Identity, *,
+                 passthrough: bool = False) -> str | None:
+        """The name of the key an identified request came with: a virtual key's name (as
+        ``modelwire keys list`` shows it), else the ``keys_env`` key's fingerprint."""
+        if who is not None:
+            return who[0].name
+        return self.env_keys.identity(headers, passthrough=passthrough)
+
     async def identify(self, headers: Mapping[str, str], *, passthrough: bool = False) -> Identity:
         """The virtual key and its team, or None for a ``keys_env`` key (unlimited)."""
         key = self._presented(headers, passthrough)
