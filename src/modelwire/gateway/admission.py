@@ -84,6 +84,13 @@ class TeamKeys:
             except TeamsRefusal as exc:
                 raise refusal(exc) from None
             return
+        self._env_check(headers, passthrough)
+
+    def _env_check(self, headers: Mapping[str, str], passthrough: bool) -> None:
+        """A key that is not virtual must be one of ``gateway.keys_env``'s; with none
+        configured there is nothing it could be (GatewayKeys alone would let it through)."""
+        if not self.env_keys.keys:
+            raise GatewayError(401, "invalid gateway key", "invalid_key")
         self.env_keys.check(headers, passthrough=passthrough)
 
     def identity(self, headers: Mapping[str, str], who: Identity, *,
@@ -102,7 +109,7 @@ class TeamKeys:
                 return await self.gate.key_for(key)
             except TeamsRefusal as exc:
                 raise refusal(exc) from None
-        self.env_keys.check(headers, passthrough=passthrough)
+        self._env_check(headers, passthrough)
         return None
 
 
