@@ -67,11 +67,11 @@ test-compare: $(STAMP)
 	$(BIN)/python -m pytest tests/compare
 
 # ruff over everything; pyright strict over the public modules, basic over the rest
-# ([tool.pyright] in pyproject.toml). PYRIGHT_PYTHON_IGNORE_WARNINGS: no PyPI query for a
-# newer pyright on every run (lint runs offline).
+# ([tool.pyright] in pyproject.toml; -p: a pyrightconfig.json in a folder above would win
+# otherwise). PYRIGHT_PYTHON_IGNORE_WARNINGS: no PyPI query for a newer pyright per run.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench scripts
-	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright
+	PYRIGHT_PYTHON_IGNORE_WARNINGS=1 $(BIN)/pyright -p pyproject.toml
 
 # The documentation site: reference pages and charts are generated while it builds
 # (tools/mkdocs_hooks.py); it renders recorded figures, it never benchmarks.
