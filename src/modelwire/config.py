@@ -55,7 +55,7 @@ class FrozenDict(dict):  # type: ignore[type-arg]
 
     __slots__ = ()
 
-    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+    def _refuse(self, *args: object, **kwargs: object) -> None:
         raise TypeError("config values are read-only; use dataclasses.replace")
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]

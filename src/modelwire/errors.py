@@ -35,7 +35,7 @@ are passed through :func:`redact` before they are stored.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -114,8 +114,9 @@ class ConfigError(ModelwireError):
 class MessageError(ModelwireError):
     """The conversation breaks a protocol rule. ``index`` names the message."""
 
-    def __init__(self, message: str, *, index: int | None = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
+    def __init__(self, message: str, *, index: int | None = None,
+                 partial: Completion | None = None) -> None:
+        super().__init__(message, partial=partial)
         self.index = index
 
 
@@ -134,8 +135,9 @@ class NoCredentialsError(CredentialError):
 class PoolExhaustedError(CredentialError):
     """Every credential is cooling; ``next_available_at`` (epoch seconds) says when one frees."""
 
-    def __init__(self, message: str, *, next_available_at: float | None = None, **kw: Any) -> None:
-        super().__init__(message, **kw)
+    def __init__(self, message: str, *, next_available_at: float | None = None,
+                 partial: Completion | None = None) -> None:
+        super().__init__(message, partial=partial)
         self.next_available_at = next_available_at
 
 
@@ -245,11 +247,11 @@ class FallbackExhaustedError(ModelwireError):
     and ``skipped`` each fallback entry that never ran, with why (``"name (reason)"``)."""
 
     def __init__(self, errors: list[ModelwireError], *, skipped: Sequence[str] = (),
-                 **kw: Any) -> None:
+                 partial: Completion | None = None) -> None:
         lines = "; ".join(f"{type(e).__name__}: {e}" for e in errors)
         message = f"all {len(errors)} attempts failed: {lines}"
         if skipped:
             message += f"; skipped: {'; '.join(skipped)}"
-        super().__init__(message, **kw)
+        super().__init__(message, partial=partial)
         self.errors = list(errors)
         self.skipped = tuple(skipped)
