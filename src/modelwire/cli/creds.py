@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from ..credentials.stores import CredentialStore
+
 
 __all__ = ["command", "open_configured_store"]
 
@@ -41,7 +45,7 @@ def _known_env_providers() -> list[str]:
     return [name for name, p in CATALOG.items() if any(os.environ.get(v) for v in p.key_env)]
 
 
-def _pool(provider: str, store: Any) -> Any:
+def _pool(provider: str, store: CredentialStore) -> Any:
     from ..credentials import CredentialPool
 
     return CredentialPool(provider, store=store)
@@ -57,7 +61,7 @@ def _age(seconds: float) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
-def _rows(store: Any, provider: str | None) -> list[dict[str, Any]]:
+def _rows(store: CredentialStore, provider: str | None) -> list[dict[str, Any]]:
     now = time.time()
     providers = [provider] if provider else sorted(
         {c.provider for c in store.list()} | set(_known_env_providers()))
@@ -161,7 +165,7 @@ def add_command(provider: str, label: str, priority: int,
                + (f" labelled {label!r}" if label else ""))
 
 
-def _resolve(store: Any, ref: str, provider: str | None) -> Any:
+def _resolve(store: CredentialStore, ref: str, provider: str | None) -> Any:
     from ..errors import CredentialError
 
     if provider:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config import GatewayConfig
+
 
 __all__ = ["Limits", "default_max_connections"]
 
@@ -45,7 +49,7 @@ class Limits:
     max_schema_depth: int = 64
 
     @classmethod
-    def from_config(cls, gw: Any) -> Limits:
+    def from_config(cls, gw: GatewayConfig | None) -> Limits:
         """From a :class:`~modelwire.config.GatewayConfig` (or anything with its fields)."""
         if gw is None:
             return cls(max_connections=default_max_connections())

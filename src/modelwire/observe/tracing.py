@@ -112,7 +112,7 @@ class Tracer(BaseObserver):
         return carrier
 
     # ---------------------------------------------------- gateway requests
-    def request_started(self, door: str, path: str, headers: Any) -> tuple[Any, Any]:
+    def request_started(self, door: str, path: str, headers: Mapping[str, str]) -> tuple[Any, Any]:
         """A gateway request's span (the caller's ``traceparent`` as its parent) made the
         current one; returns it and the token :meth:`detach` takes."""
         carrier = {}

@@ -25,6 +25,7 @@ from .headers import header_lines
 if TYPE_CHECKING:
     import asyncio
 
+    from ..transport.h1 import H1Pool, Origin
     from ..wire import EncodedRequest
     from .h1 import H1Closed
 
@@ -156,7 +157,7 @@ class AsyncHTTPTransport:
             self._routes[base_url] = route
         return route
 
-    def _pool(self, origin: Any) -> Any:
+    def _pool(self, origin: Origin) -> H1Pool:
         loop = self._running_loop()
         pools = self._pools.get(loop)
         if pools is None:
@@ -167,7 +168,7 @@ class AsyncHTTPTransport:
         return pool
 
     @staticmethod
-    def _message(request: EncodedRequest, origin: Any, prefix: str) -> bytes:
+    def _message(request: EncodedRequest, origin: Origin, prefix: str) -> bytes:
         """Request line, headers and body as one buffer: one ``write``, one segment.
 
         Framing is ours: a caller's ``content-length`` / ``transfer-encoding`` is
