@@ -150,8 +150,9 @@ def test_duplicates_first_definition_wins_with_warning(caplog):
         ('{"x": ', None, "not valid JSON"),
         ("[1, 2]", None, "must be a JSON object"),
         (42, None, "must be a JSON string"),
+        ({"x": 1}, {"x": 1}, None),
     ],
-    ids=["object", "empty", "missing", "truncated", "array", "not-a-string"],
+    ids=["object", "empty", "missing", "truncated", "array", "not-a-string", "already-parsed"],
 )
 def test_parse_arguments_reports_instead_of_raising(raw, value, reason):
     parsed, err = parse_arguments(raw)
