@@ -174,7 +174,8 @@ class _Handlers:
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
             if self.gw.admission is not None:
-                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
+                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw,
+                                                         ctx.request_id)
             if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
