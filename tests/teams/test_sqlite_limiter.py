@@ -227,3 +227,27 @@ def test_a_busy_file_makes_reserve_wait_its_turn_without_blocking_the_loop(path)
         await a.close()
 
     asyncio.run(go())
+
+
+def test_a_hold_older_than_its_ttl_stops_counting_and_its_late_settle_still_counts(path):
+    clock = Clock()
+    key = _key(budget=Budget(1.0, "month"))
+    slow = SQLiteLimiter(path, clock=clock, owner="a", hold_ttl=100)
+    other = SQLiteLimiter(path, clock=clock, owner="b")
+
+    async def go():
+        stuck = await slow.reserve(Demand(key, None, 0.6, 1))
+        with pytest.raises(BudgetExhausted):
+            await other.reserve(Demand(key, None, 0.6, 1))
+        clock.now = T0 + 101  # the hold's time is up: it no longer holds the budget
+        granted = await other.reserve(Demand(key, None, 0.6, 1))
+        await slow.finish(stuck, 0.3, 10, _row("late", 0.3))  # it did answer, after all
+        await slow.drain()
+        with pytest.raises(BudgetExhausted) as refused:  # 0.3 spent late + 0.6 held
+            await other.reserve(Demand(key, None, 0.2, 1))
+        assert refused.value.spent_usd == pytest.approx(0.9)
+        await other.finish(granted, 0.0, 0, _row("released", 0.0))
+        await other.close()
+        await slow.close()
+
+    asyncio.run(go())

@@ -5,13 +5,18 @@ one file).
 Tables (next to the store's, in the same file; ids of keys and teams never collide):
 
 - ``limit_hits``      one row per reservation and scope with a rate limit: when it was
-                      admitted and its tokens (the worst case, then the real count);
-                      a sliding minute is the rows of the last 60 s
+                      admitted and its tokens (the worst case, then the real count)
+- ``limit_counts``    per scope: its window's requests and tokens (``start`` -1: every
+                      hit row of the scope), and per budget period (``start``) the USD
+                      settled (seeded once from the spend record, then kept in step with
+                      it in the same transactions) and reserved
 - ``limit_holds``     one row per reservation in flight: who holds it (``owner``: a
                       process), until when, its worst-case USD and the budget periods
                       it counts in, and what its spend row needs if it is lost
-- ``limit_budgets``   per scope and period: the USD settled so far (seeded once from the
-                      spend record, then kept in step with it in the same transactions)
+
+A sliding minute is the scope's hit rows of the last 60 s: its count minus the rows that
+have left the window and are not yet deleted (the settle thread deletes them, so that a
+reserve writes as few pages as it can).
 
 ``reserve`` is one short ``BEGIN IMMEDIATE`` transaction on the event loop (tens of µs:
 docs/performance). It never blocks the loop on another process's lock: its connection
@@ -25,8 +30,8 @@ the file: none is lost when a process dies. Until a settle lands its hold still 
 so the budget errs on the safe side.
 
 A process that died (SIGKILL, OOM) leaves holds whose owner is gone. Each limiter, when
-it opens (uvicorn starts a worker in a dead one's place) and once a minute, turns such
-holds into spend rows with status 0 ("lost": the answer's usage is unknown) charged
+it opens (uvicorn starts a worker in a dead one's place), once a minute while it settles,
+and before it refuses a request for a budget, turns such holds into spend rows with status 0 ("lost": the answer's usage is unknown) charged
 their reserved worst case, as a cut stream is. A hold of a live owner stops counting
 after ``hold_ttl`` seconds (a request that takes longer than any should); its settle
 still counts its cost.
@@ -60,23 +65,22 @@ LOST = 0  # the spend row status of a request whose process died before its answ
 _BUSY_RETRY_S = 0.0005
 _BUSY_GIVE_UP_S = 10.0
 _WRITER_BUSY_MS = 10_000
+_GATHER_S = 0.005
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS limit_hits (
     sid TEXT NOT NULL, at REAL NOT NULL, rid TEXT NOT NULL, tokens INTEGER NOT NULL,
     PRIMARY KEY (sid, at, rid)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS limit_windows (
-    sid TEXT PRIMARY KEY, requests INTEGER NOT NULL, tokens INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS limit_counts (
+    sid TEXT NOT NULL, start REAL NOT NULL, requests INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0, settled REAL NOT NULL DEFAULT 0,
+    reserved REAL NOT NULL DEFAULT 0, PRIMARY KEY (sid, start)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS limit_holds (
     rid TEXT PRIMARY KEY, owner TEXT NOT NULL, at REAL NOT NULL, expires REAL NOT NULL,
     usd REAL NOT NULL, key_id TEXT NOT NULL, key_start REAL, team_id TEXT, team_start REAL,
     request_id TEXT NOT NULL, model TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS limit_holds_owner ON limit_holds (owner);
-CREATE INDEX IF NOT EXISTS limit_holds_expires ON limit_holds (expires);
-CREATE TABLE IF NOT EXISTS limit_budgets (
-    sid TEXT NOT NULL, start REAL NOT NULL, settled REAL NOT NULL, reserved REAL NOT NULL,
-    PRIMARY KEY (sid, start)) WITHOUT ROWID;
 """
+_WINDOW = -1.0  # limit_counts.start of a scope's window row
 
 
 def _owners(demand: Demand) -> list[VirtualKey | Team]:
@@ -143,6 +147,7 @@ class SQLiteLimiter:
     async def reserve(self, demand: Demand) -> Reservation:
         rid = secrets.token_hex(8)
         deadline = time.monotonic() + _BUSY_GIVE_UP_S
+        swept = False
         while True:
             now = self._clock()
             try:
@@ -154,6 +159,10 @@ class SQLiteLimiter:
                     raise
                 await asyncio.sleep(_BUSY_RETRY_S)  # another process writes: take turns
             except _Refused as refused:
+                if not swept:  # before refusing: holds that no longer count, and ask again
+                    swept = True
+                    if self._sweep(now):
+                        continue
                 owner = _owners(demand)[refused.index]
                 assert owner.budget is not None
                 raise BudgetExhausted(owner.scope, owner.budget.usd, refused.used,
@@ -168,11 +177,12 @@ class SQLiteLimiter:
                 if owner.rpm is not None or owner.tpm is not None:
                     db.execute("INSERT INTO limit_hits VALUES (?, ?, ?, ?)",
                                (owner.id, now, rid, demand.tokens))
-                    db.execute("INSERT INTO limit_windows VALUES (?, 1, ?) ON CONFLICT (sid) DO "
-                               "UPDATE SET requests = requests + 1, tokens = tokens + "
-                               "excluded.tokens", (owner.id, demand.tokens))
+                    db.execute("INSERT INTO limit_counts (sid, start, requests, tokens) VALUES "
+                               "(?, ?, 1, ?) ON CONFLICT (sid, start) DO UPDATE SET requests = "
+                               "requests + 1, tokens = tokens + excluded.tokens",
+                               (owner.id, _WINDOW, demand.tokens))
                 if start is not None:
-                    db.execute("UPDATE limit_budgets SET reserved = reserved + ? WHERE sid = ? "
+                    db.execute("UPDATE limit_counts SET reserved = reserved + ? WHERE sid = ? "
                                "AND start = ?", (demand.cost_usd, owner.id, start))
             key_start = starts[0]
             team_start = starts[1] if len(starts) > 1 else None
@@ -188,17 +198,14 @@ class SQLiteLimiter:
         """Raise the owner's refusal, or return its budget period's start (None: none)."""
         sid = owner.id
         if owner.rpm is not None or owner.tpm is not None:
-            since = now - WINDOW_S
-            gone, gone_tokens = db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM limit_hits WHERE sid = ? AND "
-                "at <= ?", (sid, since)).fetchone()
-            if gone:
-                db.execute("DELETE FROM limit_hits WHERE sid = ? AND at <= ?", (sid, since))
-                db.execute("UPDATE limit_windows SET requests = requests - ?, tokens = tokens "
-                           "- ? WHERE sid = ?", (gone, gone_tokens, sid))
-            row = db.execute("SELECT requests, tokens FROM limit_windows WHERE sid = ?",
-                             (sid,)).fetchone()
+            row = db.execute("SELECT requests, tokens FROM limit_counts WHERE sid = ? AND "
+                             "start = ?", (sid, _WINDOW)).fetchone()
             count, tokens = row if row is not None else (0, 0)
+            if count:  # less what has left the window and is not deleted yet
+                gone, gone_tokens = db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM limit_hits WHERE sid = ? "
+                    "AND at <= ?", (sid, now - WINDOW_S)).fetchone()
+                count, tokens = count - gone, tokens - gone_tokens
             if owner.rpm is not None and count + 1 > owner.rpm:
                 wait = _wait(db, sid, 1, count + 1 - owner.rpm, now)
                 raise RateLimited(owner.scope, "rpm", owner.rpm, wait)
@@ -208,17 +215,31 @@ class SQLiteLimiter:
         if owner.budget is None:
             return None
         start = owner.budget.window_start(now)
-        row = db.execute("SELECT settled, reserved FROM limit_budgets WHERE sid = ? AND "
+        row = db.execute("SELECT settled, reserved FROM limit_counts WHERE sid = ? AND "
                          "start = ?", (sid, start)).fetchone()
         if row is None:  # the period's first request here: what the spend record says
             settled, reserved = spent_since(db, owner.scope, start), 0.0
-            db.execute("INSERT INTO limit_budgets VALUES (?, ?, ?, 0)", (sid, start, settled))
+            db.execute("INSERT INTO limit_counts (sid, start, settled) VALUES (?, ?, ?)",
+                       (sid, start, settled))
         else:
             settled, reserved = row
         used = settled + max(reserved, 0.0)
         if used + demand.cost_usd > owner.budget.usd or used >= owner.budget.usd:
             raise _Refused(index, used)
         return float(start)
+
+    def _sweep(self, now: float) -> bool:
+        """Holds of dead processes → lost rows, expired holds → gone; whether there were
+        any (a busy file: no, the refusal stands)."""
+        db = self._connection()
+        try:
+            with _transaction(db):
+                lost = _recover(db, now, _alive, exclude=self.owner)
+                expired = _expire(db, now)
+        except sqlite3.OperationalError:
+            return False
+        self.lost += lost
+        return bool(lost or expired)
 
     # ------------------------------------------------------------ settling
     async def settle(self, reservation: Reservation, cost_usd: float | None,
@@ -252,6 +273,7 @@ class SQLiteLimiter:
     def _run(self) -> None:
         while not self._stop:
             self._wake.wait(1.0)
+            time.sleep(_GATHER_S)  # the settles of the next few ms go in the same batch
             self._wake.clear()
             self._write_all()
 
@@ -276,10 +298,12 @@ class SQLiteLimiter:
             for item in batch:
                 _apply(db, item)
             insert_spend(db, [item.row for item in batch if item.row is not None])
+            _trim(db, {o.id for item in batch for o in _owners(item.reservation.demand)
+                       if o.rpm is not None or o.tpm is not None}, now)
             if now - self._trimmed > WINDOW_S:  # once a minute: what nobody settles
                 self._trimmed = now
-                _expire(db, now)
                 self.lost += _recover(db, now, _alive, exclude=self.owner)
+                _expire(db, now)  # after: a dead process's holds become rows first
 
     async def drain(self) -> None:
         """Wait until every queued settle is in the file."""
@@ -312,14 +336,14 @@ def _apply(db: sqlite3.Connection, item: _Settle) -> None:
         usd, key_id, key_start, team_id, team_start = row
         for sid, start in ((key_id, key_start), (team_id, team_start)):
             if start is not None:
-                db.execute("UPDATE limit_budgets SET settled = settled + ?, reserved = "
+                db.execute("UPDATE limit_counts SET settled = settled + ?, reserved = "
                            "reserved - ? WHERE sid = ? AND start = ?",
                            (item.cost, usd, sid, start))
     elif item.cost > 0:  # its hold expired (it took longer than hold_ttl): the cost counts
         for owner in _owners(demand):
             start = _start(owner, reservation.at)
             if start is not None:
-                db.execute("UPDATE limit_budgets SET settled = settled + ? WHERE sid = ? AND "
+                db.execute("UPDATE limit_counts SET settled = settled + ? WHERE sid = ? AND "
                            "start = ?", (item.cost, owner.id, start))
     for owner in _owners(demand):
         if owner.tpm is not None and item.tokens != demand.tokens:
@@ -327,27 +351,43 @@ def _apply(db: sqlite3.Connection, item: _Settle) -> None:
                                  "rid = ?", (item.tokens, owner.id, reservation.at,
                                              reservation.id)).rowcount
             if changed:  # still in its window: the window's total follows it
-                db.execute("UPDATE limit_windows SET tokens = tokens + ? WHERE sid = ?",
-                           (item.tokens - demand.tokens, owner.id))
+                db.execute("UPDATE limit_counts SET tokens = tokens + ? WHERE sid = ? AND "
+                           "start = ?", (item.tokens - demand.tokens, owner.id, _WINDOW))
 
 
-def _expire(db: sqlite3.Connection, now: float) -> None:
-    """Holds past their ``expires`` stop counting (the process may still settle them)."""
-    for usd, key_id, key_start, team_id, team_start in db.execute(
-            "SELECT usd, key_id, key_start, team_id, team_start FROM limit_holds WHERE "
-            "expires <= ?", (now,)).fetchall():
+def _expire(db: sqlite3.Connection, now: float) -> int:
+    """Holds past their ``expires`` stop counting (the process may still settle them);
+    how many there were. Windows of scopes nobody asks for any more are trimmed too."""
+    expired = db.execute("SELECT usd, key_id, key_start, team_id, team_start FROM "
+                         "limit_holds WHERE expires <= ?", (now,)).fetchall()
+    for usd, key_id, key_start, team_id, team_start in expired:
         for sid, start in ((key_id, key_start), (team_id, team_start)):
             if start is not None:
-                db.execute("UPDATE limit_budgets SET reserved = reserved - ? WHERE sid = ? "
+                db.execute("UPDATE limit_counts SET reserved = reserved - ? WHERE sid = ? "
                            "AND start = ?", (usd, sid, start))
     db.execute("DELETE FROM limit_holds WHERE expires <= ?", (now,))
-    gone = db.execute("SELECT sid, COUNT(*), SUM(tokens) FROM limit_hits WHERE at <= ? "
-                      "GROUP BY sid", (now - WINDOW_S,)).fetchall()
-    for sid, count, tokens in gone:  # windows of scopes no longer asked for
-        db.execute("UPDATE limit_windows SET requests = requests - ?, tokens = tokens - ? "
-                   "WHERE sid = ?", (count, tokens, sid))
-    db.execute("DELETE FROM limit_hits WHERE at <= ?", (now - WINDOW_S,))
-    db.execute("DELETE FROM limit_windows WHERE requests <= 0")
+    _trim(db, None, now)
+    return len(expired)
+
+
+def _trim(db: sqlite3.Connection, sids: set[str] | None, now: float) -> None:
+    """Delete the hit rows that have left their window (of ``sids``; None: all) and take
+    them off their windows' counts."""
+    since = now - WINDOW_S
+    if sids is None:
+        gone = db.execute("SELECT sid, COUNT(*), SUM(tokens) FROM limit_hits WHERE at <= ? "
+                          "GROUP BY sid", (since,)).fetchall()
+    else:
+        gone = [(sid, *db.execute("SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM limit_hits "
+                                  "WHERE sid = ? AND at <= ?", (sid, since)).fetchone())
+                for sid in sids]
+    for sid, count, tokens in gone:
+        if count:
+            db.execute("DELETE FROM limit_hits WHERE sid = ? AND at <= ?", (sid, since))
+            db.execute("UPDATE limit_counts SET requests = requests - ?, tokens = tokens - ? "
+                       "WHERE sid = ? AND start = ?", (count, tokens, sid, _WINDOW))
+            db.execute("DELETE FROM limit_counts WHERE sid = ? AND start = ? AND requests <= 0",
+                       (sid, _WINDOW))
 
 
 def _wait(db: sqlite3.Connection, sid: str, each: int | None, over: float, now: float) -> float:
@@ -374,7 +414,7 @@ def _recover(db: sqlite3.Connection, now: float, alive: Callable[[str], bool],
         for rid, at, usd, key_id, key_start, team_id, team_start, request_id, model in holds:
             for sid, start in ((key_id, key_start), (team_id, team_start)):
                 if start is not None:
-                    db.execute("UPDATE limit_budgets SET settled = settled + ?, reserved = "
+                    db.execute("UPDATE limit_counts SET settled = settled + ?, reserved = "
                                "reserved - ? WHERE sid = ? AND start = ?", (usd, usd, sid, start))
             rows.append(SpendRow(at, request_id or rid, key_id, team_id, model, "", "",
                                  cost_usd=usd, status=LOST, latency_ms=(now - at) * 1000))
