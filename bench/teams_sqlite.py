@@ -118,7 +118,7 @@ async def main(n: int, processes: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=3000)
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
