@@ -83,7 +83,7 @@ _MEANING = {
 _FORMS = {
     "CredentialPoolConfig.store": "`sqlite:///path`, `redis://host:port/db` or `rediss://...` (TLS).",
     "TeamsConfig.store": "`sqlite:///path` or `postgresql://user@host/db`.",
-    "TeamsConfig.limiter": "`redis://host:port/db` or `rediss://...` (TLS).",
+    "TeamsConfig.limiter": "`redis://host:port/db`, `rediss://...` (TLS) or `sqlite` (the store's file).",
 }
 
 # field -> the module constant listing its allowed values

@@ -185,6 +185,7 @@ def test_two_workers_admit_exactly_n_of_3n_concurrent_requests_at_rpm_n(workers:
             assert body["error"]["code"] == "rate_limit_exceeded"
             message = body["error"]["message"]
         assert f"allows {n} requests per minute (rpm)" in message
+    assert b"each worker keeps" not in workers.log.read_bytes()  # no warning: they share
 
 
 def test_two_workers_do_not_overshoot_a_budget_under_64_concurrent_requests(workers: Workers):
