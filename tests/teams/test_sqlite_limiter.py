@@ -251,3 +251,22 @@ def test_a_hold_older_than_its_ttl_stops_counting_and_its_late_settle_still_coun
         await slow.close()
 
     asyncio.run(go())
+
+
+def test_retry_after_counts_only_the_requests_still_in_the_window(path):
+    clock = Clock()
+    a = SQLiteLimiter(path, clock=clock, owner="a")
+    key = _key(rpm=2)
+
+    async def go():
+        await a.reserve(Demand(key, None, 0.0, 1))  # T0: leaves the window at T0+60
+        clock.now = T0 + 50
+        await a.reserve(Demand(key, None, 0.0, 1))  # leaves at T0+110
+        clock.now = T0 + 70  # the first has left (its row not deleted yet: nothing settled)
+        await a.reserve(Demand(key, None, 0.0, 1))
+        with pytest.raises(RateLimited) as refused:
+            await a.reserve(Demand(key, None, 0.0, 1))
+        assert refused.value.retry_after == pytest.approx(40)  # the T0+50 one, at T0+110
+        await a.close()
+
+    asyncio.run(go())

@@ -18,7 +18,7 @@ A sliding minute is the scope's hit rows of the last 60 s: its count minus the r
 have left the window and are not yet deleted (the settle thread deletes them, so that a
 reserve writes as few pages as it can).
 
-``reserve`` is one short ``BEGIN IMMEDIATE`` transaction on the event loop (tens of µs:
+``reserve`` is one short ``BEGIN IMMEDIATE`` transaction on the event loop (about 60 µs:
 docs/performance). It never blocks the loop on another process's lock: its connection
 has no busy timeout, and a busy file is retried after a short ``asyncio.sleep``.
 
@@ -31,8 +31,9 @@ so the budget errs on the safe side.
 
 A process that died (SIGKILL, OOM) leaves holds whose owner is gone. Each limiter, when
 it opens (uvicorn starts a worker in a dead one's place), once a minute while it settles,
-and before it refuses a request for a budget, turns such holds into spend rows with status 0 ("lost": the answer's usage is unknown) charged
-their reserved worst case, as a cut stream is. A hold of a live owner stops counting
+and before it refuses a request for a budget, turns such holds into spend rows with
+status 0 ("lost": the answer's usage is unknown) charged their reserved worst case, as a
+cut stream is. A hold of a live owner stops counting
 after ``hold_ttl`` seconds (a request that takes longer than any should); its settle
 still counts its cost.
 """
@@ -392,8 +393,8 @@ def _trim(db: sqlite3.Connection, sids: set[str] | None, now: float) -> None:
 
 def _wait(db: sqlite3.Connection, sid: str, each: int | None, over: float, now: float) -> float:
     """Seconds until ``over`` requests (``each`` 1) or tokens (None) leave the window."""
-    for at, tokens in db.execute("SELECT at, tokens FROM limit_hits WHERE sid = ? "
-                                 "ORDER BY at", (sid,)):
+    for at, tokens in db.execute("SELECT at, tokens FROM limit_hits WHERE sid = ? AND at > ? "
+                                 "ORDER BY at", (sid, now - WINDOW_S)):
         over -= each if each is not None else tokens
         if over <= 0:
             return float(at) + WINDOW_S - now
@@ -506,7 +507,14 @@ class _transaction:
 
     def __exit__(self, kind: object, exc: object, tb: object) -> None:
         keep = kind is None or (isinstance(kind, type) and issubclass(kind, _KEEP))
-        self.db.execute("COMMIT" if keep else "ROLLBACK")
+        if not keep:
+            self.db.execute("ROLLBACK")
+            return
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error:  # the connection must not stay inside the transaction
+            self.db.execute("ROLLBACK")
+            raise
 
 
 def holds(path: str) -> list[tuple[str, str, float]]:
