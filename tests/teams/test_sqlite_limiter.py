@@ -13,8 +13,9 @@ import sys
 import pytest
 
 from modelwire.teams.model import Budget, SpendRow, Team, VirtualKey
+from modelwire.teams.owners import process_owner
 from modelwire.teams.sqlite import SQLiteKeyStore
-from modelwire.teams.sqlite_limiter import LOST, SQLiteLimiter, holds, process_owner
+from modelwire.teams.sqlite_limiter import LOST, SQLiteLimiter, holds
 from modelwire.teams.store import BudgetExhausted, Demand, RateLimited
 
 T0 = float(calendar.timegm((2026, 12, 15, 12, 0, 0)))

@@ -53,10 +53,11 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from .model import SpendRow, Team, VirtualKey
+from .owners import is_alive, process_owner
 from .sqlite import create_tables, insert_spend, spent_since
 from .store import BudgetExhausted, Demand, RateLimited, Reservation
 
-__all__ = ["HOLD_TTL", "LOST", "SQLiteLimiter", "holds", "process_owner"]
+__all__ = ["HOLD_TTL", "LOST", "SQLiteLimiter", "holds"]
 
 log = logging.getLogger("modelwire.teams")
 
@@ -131,7 +132,7 @@ class SQLiteLimiter:
         db = _connect(path, busy_ms=_WRITER_BUSY_MS)  # at start-up waiting is fine
         try:
             with _transaction(db):
-                self.lost += _recover(db, self._clock(), _alive)
+                self.lost += _recover(db, self._clock(), is_alive)
         finally:
             db.close()
 
@@ -235,7 +236,7 @@ class SQLiteLimiter:
         db = self._connection()
         try:
             with _transaction(db):
-                lost = _recover(db, now, _alive, exclude=self.owner)
+                lost = _recover(db, now, is_alive, exclude=self.owner)
                 expired = _expire(db, now)
         except sqlite3.OperationalError:
             return False
@@ -303,7 +304,7 @@ class SQLiteLimiter:
                        if o.rpm is not None or o.tpm is not None}, now)
             if now - self._trimmed > WINDOW_S:  # once a minute: what nobody settles
                 self._trimmed = now
-                self.lost += _recover(db, now, _alive, exclude=self.owner)
+                self.lost += _recover(db, now, is_alive, exclude=self.owner)
                 _expire(db, now)  # after: a dead process's holds become rows first
 
     async def drain(self) -> None:
@@ -426,44 +427,6 @@ def _recover(db: sqlite3.Connection, now: float, alive: Callable[[str], bool],
         log.warning("teams limiter: %d requests of processes that died are recorded as "
                     "lost, charged their reserved worst case", lost)
     return lost
-
-
-# ------------------------------------------------------------ processes
-
-
-def process_owner(pid: int) -> str:
-    """``pid:start`` (the start is the kernel's, so a reused pid is another owner)."""
-    return f"{pid}:{_started(pid)}"
-
-
-def _stat(pid: int) -> list[bytes]:
-    """/proc/<pid>/stat's fields after the command (Linux; [] elsewhere)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[-1].split()
-    except OSError:
-        return []
-
-
-def _started(pid: int) -> str:
-    fields = _stat(pid)
-    return fields[19].decode() if len(fields) > 19 else ""  # field 22: starttime
-
-
-def _alive(owner: str) -> bool:
-    """Whether the process ``owner`` names still runs (a zombie does not)."""
-    pid_text, _, started = owner.partition(":")
-    try:
-        pid = int(pid_text)
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (ValueError, OSError):
-        return True  # another user's process, or not ours to judge: assume alive
-    fields = _stat(pid)
-    if not fields:
-        return True
-    return fields[0] not in (b"Z", b"X") and (not started or fields[19].decode() == started)
 
 
 # ------------------------------------------------------------ SQLite
