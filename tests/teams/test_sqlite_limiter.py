@@ -220,8 +220,11 @@ def test_a_busy_file_makes_reserve_wait_its_turn_without_blocking_the_loop(path)
 
         tick = asyncio.create_task(ticker())
         pending = asyncio.create_task(a.reserve(Demand(key, None, 0.0, 1)))
-        await asyncio.sleep(0.05)
-        assert not pending.done() and ticks > 10  # waiting, and the loop runs on
+        deadline = asyncio.get_running_loop().time() + 10
+        while ticks < 20:  # the loop runs on while the reserve waits for the lock
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.005)
+        assert not pending.done()
         other.execute("COMMIT")
         await asyncio.wait_for(pending, 5)
         tick.cancel()
