@@ -15,17 +15,18 @@ Tables (next to the store's, in the same file; ids of keys and teams never colli
                       it counts in, and what its spend row needs if it is lost
 
 A sliding minute is the scope's hit rows of the last 60 s: its count minus the rows that
-have left the window and are not yet deleted (the settle thread deletes them, so that a
+have left the window and are not yet deleted (the settles delete them, so that a
 reserve writes as few pages as it can).
 
 ``reserve`` is one short ``BEGIN IMMEDIATE`` transaction on the event loop (about 60 µs:
 docs/performance). It never blocks the loop on another process's lock: its connection
 has no busy timeout, and a busy file is retried after a short ``asyncio.sleep``.
 
-``settle`` and ``release`` queue the request's spend row and return; one thread writes
-the queue in batches, each settle in the same transaction as its spend row (the hold
-goes, the budget's count and the window's tokens follow the real usage, the row is
-inserted). A reserved request therefore always has either its hold or its spend row in
+``settle`` and ``release`` queue the request's spend row and return; the queue is
+written on the event loop 5 ms later (so that the admissions and settles of a process
+never wait for each other's lock), in one transaction: each settle with its spend row
+(the hold goes, the budget's count and the window's tokens follow the real usage, the
+row is inserted). A reserved request therefore always has either its hold or its spend row in
 the file: none is lost when a process dies. Until a settle lands its hold still counts,
 so the budget errs on the safe side.
 
@@ -45,7 +46,6 @@ import logging
 import os
 import secrets
 import sqlite3
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -68,6 +68,7 @@ _BUSY_RETRY_S = 0.0005
 _BUSY_GIVE_UP_S = 10.0
 _WRITER_BUSY_MS = 10_000
 _GATHER_S = 0.005
+_CHECKPOINT_EVERY = 250  # commits (of 3-4 pages: SQLite's own default is 1,000 pages)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS limit_hits (
@@ -121,12 +122,10 @@ class SQLiteLimiter:
         self._pid = os.getpid()
         self._db: sqlite3.Connection | None = None
         self._queue: deque[_Settle] = deque()
-        self._wake = threading.Event()
-        self._stop = False
-        self._lock = threading.Lock()  # one settle writer at a time (the thread or close)
-        self._thread: threading.Thread | None = None
-        self._writer: sqlite3.Connection | None = None
-        self._trimmed = 0.0
+        self._flush: asyncio.TimerHandle | None = None  # the queue's write, scheduled
+        self._checkpoint: asyncio.Future[None] | None = None
+        self._commits = 0  # since the last checkpoint
+        self._maintained = 0.0
         self.lost = 0  # holds of dead processes this limiter turned into spend rows
         self._connection()
         db = _connect(path, busy_ms=_WRITER_BUSY_MS)  # at start-up waiting is fine
@@ -141,8 +140,7 @@ class SQLiteLimiter:
         if self._db is None or self._pid != os.getpid():
             self._pid = os.getpid()
             self._db = _connect(self.path, busy_ms=0)
-            # commits on the event loop never run a checkpoint: the settle thread does
-            self._db.execute("PRAGMA wal_autocheckpoint = 0")
+            self._db.execute("PRAGMA wal_autocheckpoint = 0")  # see _committed
         return self._db
 
     # ------------------------------------------------------------ admission
@@ -154,6 +152,7 @@ class SQLiteLimiter:
             now = self._clock()
             try:
                 self._reserve(demand, rid, now)
+                self._committed()
                 return Reservation(rid, demand, now)
             except sqlite3.OperationalError as exc:
                 if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY \
@@ -259,42 +258,38 @@ class SQLiteLimiter:
 
     def _enqueue(self, item: _Settle) -> None:
         self._queue.append(item)
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None and not self._stop:
-                    self._thread = threading.Thread(target=self._run, daemon=True,
-                                                    name="modelwire-limits")
-                    self._thread.start()
-        self._wake.set()
+        if self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(_GATHER_S, self._write_soon)
 
     @property
     def settling(self) -> int:
         """Settles queued and not yet in the file."""
         return len(self._queue)
 
-    def _run(self) -> None:
-        while not self._stop:
-            self._wake.wait(1.0)
-            time.sleep(_GATHER_S)  # the settles of the next few ms go in the same batch
-            self._wake.clear()
-            self._write_all()
+    def _write_soon(self) -> None:
+        """On the event loop, like the admissions, so the two never wait for each other's
+        lock in this process: the queue in one transaction, or later if the file is busy."""
+        self._flush = None
+        delay = self._write_all(self._connection())
+        if delay is not None and self._queue:
+            self._flush = asyncio.get_running_loop().call_later(delay, self._write_soon)
 
-    def _write_all(self) -> None:
-        with self._lock:
-            while self._queue:
-                batch = [self._queue.popleft() for _ in range(min(500, len(self._queue)))]
-                try:
-                    self._write(batch)
-                except sqlite3.Error:  # kept for the next try: holds count until then
-                    log.warning("teams limiter %s: writing %d settles failed; retrying",
-                                self.path, len(batch), exc_info=True)
-                    self._queue.extendleft(reversed(batch))
-                    return
+    def _write_all(self, db: sqlite3.Connection) -> float | None:
+        """Write the queue; None when done, else the seconds to wait before trying again."""
+        while self._queue:
+            batch = [self._queue.popleft() for _ in range(min(500, len(self._queue)))]
+            try:
+                self._write(db, batch)
+            except sqlite3.Error as exc:  # kept for the next try: holds count until then
+                self._queue.extendleft(reversed(batch))
+                if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+                    return _BUSY_RETRY_S
+                log.warning("teams limiter %s: writing %d settles failed; retrying",
+                            self.path, len(batch), exc_info=True)
+                return 1.0
+        return None
 
-    def _write(self, batch: Sequence[_Settle]) -> None:
-        if self._writer is None:
-            self._writer = _connect(self.path, busy_ms=_WRITER_BUSY_MS)
-        db = self._writer
+    def _write(self, db: sqlite3.Connection, batch: Sequence[_Settle]) -> None:
         now = self._clock()
         with _transaction(db):
             for item in batch:
@@ -302,28 +297,58 @@ class SQLiteLimiter:
             insert_spend(db, [item.row for item in batch if item.row is not None])
             _trim(db, {o.id for item in batch for o in _owners(item.reservation.demand)
                        if o.rpm is not None or o.tpm is not None}, now)
-            if now - self._trimmed > WINDOW_S:  # once a minute: what nobody settles
-                self._trimmed = now
+            if now - self._maintained > WINDOW_S:  # once a minute: what nobody settles
+                self._maintained = now
                 self.lost += _recover(db, now, is_alive, exclude=self.owner)
                 _expire(db, now)  # after: a dead process's holds become rows first
+        self._committed()
+
+    def _committed(self) -> None:
+        """Every ``_CHECKPOINT_EVERY`` commits, a checkpoint in a thread: the loop's
+        connection never runs one on commit (it would copy pages on the loop)."""
+        self._commits += 1
+        if self._commits >= _CHECKPOINT_EVERY and self._checkpoint is None:
+            self._commits = 0
+            self._checkpoint = asyncio.get_running_loop().run_in_executor(None, self._wal_checkpoint)
+            self._checkpoint.add_done_callback(self._checkpointed)
+
+    def _wal_checkpoint(self) -> None:
+        db = _connect(self.path, busy_ms=_WRITER_BUSY_MS)
+        try:
+            db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            db.close()
+
+    def _checkpointed(self, done: asyncio.Future[None]) -> None:
+        self._checkpoint = None
+        if not done.cancelled() and done.exception() is not None:
+            log.warning("teams limiter %s: checkpoint failed: %s", self.path, done.exception())
 
     async def drain(self) -> None:
-        """Wait until every queued settle is in the file."""
-        await asyncio.to_thread(self._write_all)
+        """Wait until every queued settle is in the file (at most 10 s of a busy file)."""
+        deadline = time.monotonic() + _BUSY_GIVE_UP_S
+        while self._queue and time.monotonic() < deadline:
+            if self._write_all(self._connection()) is not None:
+                await asyncio.sleep(_BUSY_RETRY_S)
 
     async def close(self) -> None:
-        self._stop = True
-        self._wake.set()
-        if self._thread is not None:
-            await asyncio.to_thread(self._thread.join, 10.0)
-        await asyncio.to_thread(self._write_all)
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        if self._queue:  # shutdown may wait for the file: in a thread, with a busy timeout
+            db = _connect(self.path, busy_ms=_WRITER_BUSY_MS)
+            try:
+                await asyncio.to_thread(self._write_all, db)
+            finally:
+                db.close()
         if self._queue:
             log.error("teams limiter %s: %d settles could not be written at shutdown (their "
-                      "holds expire as lost)", self.path, len(self._queue))
-        for db in (self._db, self._writer):
-            if db is not None:
-                db.close()
-        self._db = self._writer = None
+                      "holds become lost rows)", self.path, len(self._queue))
+        if self._checkpoint is not None:
+            await asyncio.wait([self._checkpoint], timeout=10)
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
 
 def _apply(db: sqlite3.Connection, item: _Settle) -> None:
