@@ -59,7 +59,7 @@ from ..events import (
 )
 from ._core import Options, Plan, Settings
 from ._turn import Turn, sleep_async
-from .upstream import CredentialHealth, HeldCredential, Upstream
+from .upstream import CredentialHealth, CredentialState, HeldCredential, Upstream
 
 if TYPE_CHECKING:
     import asyncio
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from ..transport import AsyncTransport, SyncTransport, Timeouts
     from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
 
-__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "HeldCredential", "Stream", "Upstream"]
+__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "CredentialState", "HeldCredential", "Stream", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 

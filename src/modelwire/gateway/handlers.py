@@ -154,6 +154,7 @@ class _Handlers:
         ctx = Ctx(door.api_mode, request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
         observe = ctx.observe = self.gw.observe
+        ctx.recent = self.gw.recent
         if observe is not None:
             observe.started(ctx, _DOOR_PATHS[door.api_mode], request.headers)
         ticket = None  # teams: the request's reservation, settled once it is served

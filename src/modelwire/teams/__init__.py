@@ -10,7 +10,7 @@ only; the gateway imports this package, never the reverse.
 
 from __future__ import annotations
 
-from .model import Budget, Scope, SpendRow, SpendTotal, Team, VirtualKey
+from .model import Budget, Scope, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 from .store import (
     BudgetExhausted,
     Demand,
@@ -36,6 +36,7 @@ __all__ = [
     "RecordingLimiter",
     "Reservation",
     "Scope",
+    "SpendPoint",
     "SpendRow",
     "SpendTotal",
     "Team",
