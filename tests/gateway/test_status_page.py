@@ -22,7 +22,7 @@ ENV = {"UI_ADMIN_KEYS": ADMIN_KEY, "UI_GATEWAY_KEYS": GATEWAY_KEY}
 ADMIN = {"authorization": f"Bearer {ADMIN_KEY}"}
 
 
-def _config(emulator, tmp_path, *, admin: bool = True, teams: bool = False):
+def _config(emulator, tmp_path, *, admin: bool = True, teams: bool = False, capture: bool = False):
     """``ds`` (two pooled keys, DeepSeek's row: the Client's ladder serves it) with
     ``spare`` as its fallback, priced so the page has a cost to show."""
     base = emulator.openai_base_url("deepseek")
@@ -34,6 +34,8 @@ def _config(emulator, tmp_path, *, admin: bool = True, teams: bool = False):
             f"prices: {{deepseek/ui-model: {{input: 1.0, output: 2.0}}}}\n"
             f"gateway:\n  keys_env: UI_GATEWAY_KEYS\n  aliases: {{fast-one: spare}}\n")
     text += "  admin_keys_env: UI_ADMIN_KEYS\n" if admin else "  admin_keys_env: UI_NO_ADMIN_KEYS\n"
+    if capture:
+        text += f"  capture: {{dir: \"{tmp_path}/captures\", models: [ds], failing_only: false}}\n"
     if teams:
         text += f"teams: {{enabled: true, store: \"sqlite:///{tmp_path}/teams.db\", spend_flush_s: 0.05}}\n"
     path = tmp_path / "modelwire.yaml"
@@ -198,3 +200,25 @@ def test_a_streamed_request_is_listed_once_when_its_stream_ends(running):
         time.sleep(0.02)
     (row,) = recent
     assert (row["model"], row["served"], row["status"]) == ("spare", "emulator/emulator-1", 200)
+
+
+def test_the_page_lists_a_captured_exchange_linking_to_it(emulator_clean, tmp_path):  # noqa: F811
+    with RunningGateway(_config(emulator_clean, tmp_path, capture=True), environ=ENV) as gw:
+        assert httpx.get(gw.base_url + "/ui/data", headers=ADMIN).json()["captures"]["captures"] == []
+        assert _ask(gw).status_code == 200
+        data = httpx.get(gw.base_url + "/ui/data", headers=ADMIN).json()["captures"]
+        page = httpx.get(gw.base_url + "/ui", headers=ADMIN).text
+        [one] = data["captures"]
+        exchange = httpx.get(gw.base_url + f"/admin/captures/{one['id']}", headers=ADMIN)
+    assert data["enabled"] is True and data["dir"] == f"{tmp_path}/captures"
+    assert one["model"] == "ds" and one["status"] == 200 and one["failed"] is False
+    assert f'href="/admin/captures/{one["id"]}"' in page
+    assert exchange.status_code == 200 and exchange.json()["id"] == one["id"]
+    assert KEY_ONE not in exchange.text and KEY_TWO not in exchange.text
+
+
+def test_the_page_says_capture_off_without_a_capture_setting(running):
+    data = httpx.get(running.base_url + "/ui/data", headers=ADMIN).json()["captures"]
+    page = httpx.get(running.base_url + "/ui", headers=ADMIN).text
+    assert data == {"dir": "", "enabled": False, "captures": []}
+    assert "capture off" in page

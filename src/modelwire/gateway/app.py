@@ -282,11 +282,11 @@ class Gateway:
 def _capture(gw: Any) -> Any:
     """The request capture ``gateway.capture`` asks for (``None``: off, the default)."""
     spec = gw.capture
-    if not spec.dir or not spec.models:
+    if not spec.dir or not (spec.models or spec.keys):
         return None
     from .capture import Capture, CaptureSettings
 
-    return Capture(CaptureSettings(spec.dir, spec.models, failing_only=spec.failing_only,
+    return Capture(CaptureSettings(spec.dir, spec.models, spec.keys, failing_only=spec.failing_only,
                                    for_s=spec.for_s, max_bytes=spec.max_bytes, files=spec.files,
                                    redact=spec.redact))
 
@@ -431,7 +431,7 @@ def create_app(config: Config | None = None, *, environ: dict[str, str] | None =
 
 
 def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
-    """``/admin/*`` (:mod:`.admin`): keys, teams and spend."""
+    """``/admin/*`` (:mod:`.admin`): keys, teams, spend and captures."""
     from starlette.routing import Route
 
     from .admin import AdminAPI
@@ -443,6 +443,8 @@ def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
         Route("/admin/teams", endpoint(api.teams), methods=["GET", "POST"]),
         Route("/admin/teams/{ref}", endpoint(api.team), methods=["GET", "PATCH"]),
         Route("/admin/spend", endpoint(api.spend), methods=["GET"]),
+        Route("/admin/captures", endpoint(api.captures), methods=["GET"]),
+        Route("/admin/captures/{capture_id:path}", endpoint(api.capture), methods=["GET"]),
     ]
 
 

@@ -14,6 +14,7 @@ import asyncio
 import time
 from typing import Any
 
+from .capture import captures_view
 from .scrub import scrub
 from .ui_recent import RecentRequests, percentiles
 
@@ -22,15 +23,14 @@ __all__ = ["SPEND_SINCE", "captures_index", "snapshot"]
 SPEND_SINCE = "30d"
 
 
-def captures_index(gateway: Any) -> dict[str, Any]:
+CAPTURES_SHOWN = 50
+
+
+def captures_index(gateway: Any, limit: int = CAPTURES_SHOWN) -> dict[str, Any]:
     """The request captures as ``GET /admin/captures`` lists them: ``{"dir", "enabled",
-    "captures": [{"id", "time", "model", "status", "failed", "bytes"}]}`` newest first.
-    Until the capture index exists, the captures list is empty; ``enabled`` says whether
-    ``gateway.capture`` is on."""
-    capture = getattr(gateway, "capture", None)
-    spec = getattr(getattr(gateway.config, "gateway", None), "capture", None)
-    return {"dir": str(getattr(spec, "dir", "") or "") if capture is not None else "",
-            "enabled": capture is not None, "captures": []}
+    "captures": [{"id", "time", "model", "key", "door", "status", "failed", "bytes", ...}]}``
+    newest first. Reads the capture files: call it in a thread."""
+    return captures_view(gateway.capture, gateway.config.gateway.capture.dir, limit)
 
 
 def models_view(config: Any) -> list[dict[str, Any]]:
@@ -117,5 +117,5 @@ async def snapshot(gateway: Any) -> dict[str, Any]:
         "models": models_view(gateway.config), "credentials": credentials_view(gateway),
         "recent": requests, "recent_size": 0 if gateway.recent is None else gateway.recent.size,
         "overhead_ms": overhead, "per_minute": minutes, "spend": spend,
-        "captures": captures_index(gateway),
+        "captures": await asyncio.to_thread(captures_index, gateway),
     }
