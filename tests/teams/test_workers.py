@@ -1,7 +1,8 @@
 """``modelwire serve --workers 2`` on one SQLite state file, as real processes on loopback
 with the emulator upstream: the workers count rate limits and budgets as one (the SQLite
 limiter), and the reservations of a worker killed mid-request are recorded as lost, not
-held, once uvicorn has started a worker in its place."""
+held, once uvicorn has started a worker in its place. The module takes about 11 s (two
+workers started once, on a loaded 2-core host), so it runs in ``make test``."""
 
 from __future__ import annotations
 
