@@ -13,7 +13,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # percent of all parameters in src/ (self and cls not counted), one decimal
-CEILING = 5.3
+CEILING = 5.2
 
 
 def _counter():
