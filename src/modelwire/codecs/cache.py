@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["EncodeCache"]
+__all__ = ["EncodeCache", "json_key"]
 
 # serialize only what round-trips through JSON unchanged; anything else raises, uncached
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -40,13 +40,22 @@ def _refuse(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
+def json_key(content: Any) -> bytes | None:
+    """``content``'s JSON bytes (keys in their order): the cache key for it, or None when
+    it is not plain JSON data (a dataclass, a subclass, a date) and must not be cached."""
+    try:
+        return orjson.dumps(content, default=_refuse, option=_STRICT)
+    except TypeError:
+        return None
+
+
 class EncodeCache:
     """Converted request pieces by content, bounded, least recently used evicted.
 
     One per gateway or ``Client``; safe to share between threads.
     """
 
-    def __init__(self, max_entries: int = 1024, max_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, max_entries: int = 16384, max_bytes: int = 64 * 1024 * 1024) -> None:
         if max_entries < 1 or max_bytes < 1:
             raise ValueError("max_entries and max_bytes must be at least 1")
         self.max_entries = max_entries
@@ -67,11 +76,8 @@ class EncodeCache:
         """Bytes held: every key's and every result's JSON."""
         return self._bytes
 
-    def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """``convert``, remembered: the function returned gives ``convert(content)`` as an
-        ``orjson.Fragment``, converted once per distinct content. ``kind`` names
-        everything else the result depends on (hashed here once, not per content).
-        Content that is not plain JSON data is converted every time, as it is."""
+    def tag(self, kind: Hashable) -> int:
+        """A small int standing for ``kind`` in keys (hashed here once, not per lookup)."""
         with self._lock:
             tag = self._kinds.get(kind)
             if tag is None:
@@ -79,42 +85,56 @@ class EncodeCache:
                     self._kinds.clear()  # tags are never reused: old entries just age out
                 tag = self._kinds[kind] = self._next_tag
                 self._next_tag += 1
+            return tag
 
-        entries = self._entries
-
-        def cached(content: Any) -> Any:
-            try:
-                raw = orjson.dumps(content, default=_refuse, option=_STRICT)
-            except TypeError:
-                return convert(content)
-            key = (tag, raw)
-            found = entries.get(key)  # one C call each: atomic under the GIL, no lock needed
-            if found is not None:
-                try:
-                    entries.move_to_end(key)
-                except KeyError:  # evicted by another thread meanwhile
-                    pass
-                self.hits += 1
-                return found[0]
-            result = orjson.dumps(convert(orjson.loads(raw)))
-            fragment = orjson.Fragment(result)
-            self._store(key, fragment, len(raw) + len(result))
-            return fragment
-        return cached
-
-    def _store(self, key: tuple[int, bytes], fragment: orjson.Fragment, size: int) -> None:
-        with self._lock:
+    def get(self, key: Hashable) -> Any:
+        """The value stored under ``key`` (a tuple starting with a :meth:`tag`), or None."""
+        found = self._entries.get(key)  # one C call each: atomic under the GIL, no lock needed
+        if found is None:
             self.misses += 1
+            return None
+        try:
+            self._entries.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile
+            pass
+        self.hits += 1
+        return found[0]
+
+    def put(self, key: Hashable, value: Any, size: int) -> None:
+        """Keep ``value`` (immutable: it is handed to every later caller) under ``key``;
+        ``size`` is what it holds in bytes, keys included."""
+        with self._lock:
             if size > self.max_bytes:
                 return
             old = self._entries.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
-            self._entries[key] = (fragment, size)
+            self._entries[key] = (value, size)
             self._bytes += size
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
+
+    def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``convert``, remembered: the function returned gives ``convert(content)`` as an
+        ``orjson.Fragment``, converted once per distinct content. ``kind`` names
+        everything else the result depends on. Content that is not plain JSON data is
+        converted every time, as it is."""
+        tag = self.tag(kind)
+
+        def cached(content: Any) -> Any:
+            raw = json_key(content)
+            if raw is None:
+                return convert(content)
+            key = (tag, raw)
+            found = self.get(key)
+            if found is not None:
+                return found
+            result = orjson.dumps(convert(orjson.loads(raw)))
+            fragment = orjson.Fragment(result)
+            self.put(key, fragment, len(raw) + len(result))
+            return fragment
+        return cached
 
     def clear(self) -> None:
         with self._lock:
