@@ -213,35 +213,71 @@ def _profile(mode: str) -> Any:
     return get_profile("anthropic" if mode == "anthropic_messages" else "openai")
 
 
-def modelwire_path(case: Case, cached: bool) -> Callable[[], tuple[bytes, bytes]]:
+def _varied(case: Case, j: int) -> dict[str, Any]:
+    """``case``'s body with its last two messages (or input items) made new: turn N of a
+    growing conversation, whose earlier turns the previous request already sent."""
+    body = json.loads(json.dumps(case.body))
+    items = body["input"] if "input" in body else body["messages"]
+
+    def mark(node: Any) -> bool:  # the first text in it gets the turn's number
+        if isinstance(node, dict):
+            for k in ("text", "content", "output"):
+                if isinstance(node.get(k), str):
+                    node[k] += f" (turn {j})"
+                    return True
+            return any(mark(v) for v in node.values())
+        return isinstance(node, list) and any(mark(v) for v in node)
+    for item in items[-2:]:
+        mark(item)
+    return body
+
+
+def modelwire_path(case: Case, mode: str, vary: bool | None = None) -> Callable[[], tuple[bytes, bytes]]:
     """modelwire's work for one request of ``case``, its answer included. At the OpenAI
     door (the grid) the codec alone, as issue 23 measures it: ``prepare_conversation``,
     the upstream's ``encode_request``, its answer decoded; at another door the whole
-    translation: the body parsed and decoded, then that, then the answer encoded back."""
+    translation: the body parsed and decoded, then that, then the answer encoded back.
+
+    ``mode``: ``turn`` (an :class:`EncodeCache` that encoded the conversation's previous
+    turn: each call's last two messages are new, as on turn N of an agent), ``same`` (the
+    same request again: every turn kept), ``cold`` (a new cache per request: the first
+    turn) or ``none`` (no cache). ``vary``: the ring of turn N without its cache."""
     from modelwire.codecs import Target, codec_for
     from modelwire.codecs.cache import EncodeCache
     from modelwire.messages import prepare_conversation
 
     front, up = codec_for(case.door), codec_for(case.upstream)
     model = ANTHROPIC_MODEL if case.upstream == "anthropic_messages" else CHAT_MODEL
-    target = Target(_profile(case.upstream), model, api_key=KEY, cache=EncodeCache() if cached else None)
+    profile = _profile(case.upstream)
+    shared = Target(profile, model, api_key=KEY, cache=EncodeCache() if mode in ("turn", "same") else None)
+
+    def target() -> Any:
+        return Target(profile, model, api_key=KEY, cache=EncodeCache()) if mode == "cold" else shared
     answer = anthropic_answer() if case.upstream == "anthropic_messages" else chat_answer()
-    raw = case.raw
+    # turn N: a ring of requests that differ in their last two messages; the ring is long
+    # enough that the cache never holds the one coming (it keeps a few per conversation)
+    bodies = [_varied(case, j) for j in range(16)] if (mode == "turn" if vary is None else vary) else [case.body]
+    raws = [orjson.dumps({**b, "model": case.model}) for b in bodies]
     loads, dumps = orjson.loads, orjson.dumps
+    at = [0]
     if case.door == "chat_completions":
-        request = {**case.body, "model": model}
+        requests = [{**b, "model": model} for b in bodies]
 
         def codec() -> tuple[bytes, bytes]:
+            request = requests[at[0] % len(requests)]
+            at[0] += 1
             prepared = {**request, "messages": prepare_conversation(request["messages"])}
-            body = up.encode_request(prepared, target).body
+            body = up.encode_request(prepared, target()).body
             return body, repr(up.decode_response(answer).message).encode()
         return codec
 
     def run() -> tuple[bytes, bytes]:
+        raw = raws[at[0] % len(raws)]
+        at[0] += 1
         request = front.decode_request(loads(raw))
         request["messages"] = prepare_conversation(request["messages"])
         request["model"] = model
-        body = up.encode_request(request, target).body
+        body = up.encode_request(request, target()).body
         completion = up.decode_response(answer)
         return body, dumps(front.encode_response(completion, request))
     return run
@@ -360,8 +396,10 @@ def in_process(all_cases: list[Case], rounds: int, min_time: float) -> dict[str,
     for case in all_cases:
         if case.lane_of:
             continue
-        fns: dict[str, Callable[[], Any]] = {"modelwire": modelwire_path(case, True),
-                                             "modelwire, no cache": modelwire_path(case, False)}
+        fns: dict[str, Callable[[], Any]] = {"modelwire": modelwire_path(case, "turn"),
+                                             "modelwire, same request": modelwire_path(case, "same"),
+                                             "modelwire, cold": modelwire_path(case, "cold"),
+                                             "modelwire, no cache": modelwire_path(case, "none")}
         lite = litellm_path(case)
         if lite is not None:
             try:
@@ -369,8 +407,11 @@ def in_process(all_cases: list[Case], rounds: int, min_time: float) -> dict[str,
                 fns["litellm"] = lite
             except Exception as exc:  # noqa: BLE001 - a peer without this path: say so, go on
                 print(f"  {case.name}: LiteLLM failed on it ({type(exc).__name__}: {str(exc)[:120]}); skipped")
-        mw_sent = fns["modelwire"]()[0]
-        assert mw_sent == fns["modelwire, no cache"]()[0], "the cache changed the body"
+        mw_sent = fns["modelwire, same request"]()[0]
+        assert mw_sent == fns["modelwire, no cache"]()[0] == fns["modelwire, cold"]()[0], "the cache changed the body"
+        check = modelwire_path(case, "none", vary=True)
+        for _ in range(17):  # turn N (a warm cache, new last messages) against no cache
+            assert fns["modelwire"]()[0] == check()[0], "the cache changed the body"
         line = f"  {case.name:22} modelwire: {_shape(case.upstream, mw_sent)}"
         if "litellm" in fns:
             line += f"; litellm: {_shape(case.upstream, fns['litellm']()[0])}"
@@ -507,8 +548,10 @@ def report(all_cases: list[Case], inproc: dict[str, dict[str, float]], e2e: dict
             if not r:
                 continue
             lite = r.get("litellm", float("nan"))
-            rows.append([c.name, r["modelwire"], r["modelwire, no cache"], lite, lite / r["modelwire"]])
-        print(table(["request", "modelwire", "modelwire, no cache", "LiteLLM", "x less CPU than LiteLLM"], rows))
+            rows.append([c.name, r["modelwire"], r["modelwire, same request"], r["modelwire, cold"],
+                         r["modelwire, no cache"], lite, lite / r["modelwire"], lite / r["modelwire, cold"]])
+        print(table(["request", "modelwire, turn N", "same request", "cold cache", "no cache", "LiteLLM",
+                     "x less CPU than LiteLLM (turn N)", "(cold)"], rows))
     if e2e:
         print("\n(g) through the gateway, server CPU µs per request at 8 concurrent, median of the rounds")
         rows = []

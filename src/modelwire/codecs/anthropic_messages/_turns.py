@@ -20,6 +20,7 @@ encoder converts as it does without a cache.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -35,33 +36,30 @@ from ._convert import (
     is_leading_system,
 )
 
-__all__ = ["CachedConversation", "cached_conversation", "turn_marks"]
+__all__ = ["MIN_MESSAGES", "CachedConversation", "cached_conversation", "turn_marks"]
 
 # the converted role of each input role; a later system message becomes a reminder in a
 # user turn unless the model takes it natively (then this module does not apply)
 _ROLE = {"user": "user", "tool": "user", "assistant": "assistant", "system": "user", "developer": "user"}
 _TOOL_BLOCKS = ("tool_use", "tool_result")
 _PER_CONVERSATION = 4  # conversations kept per first message (subagents share one)
-_OVERHEAD = 64  # bytes per kept turn beyond its JSON (tuple, fragment, offsets)
-
-
-class _Turn(NamedTuple):
-    first: int  # index of its first message (after the leading system messages)
-    last: int
-    role: str
-    fragment: orjson.Fragment
-    raw: bytes
-    marks: int
-    tool_blocks: bool
+_OVERHEAD = 64  # bytes per kept turn beyond its JSON (tuple slots, fragment, offsets)
+MIN_MESSAGES = 8  # shorter conversations convert faster than they are looked up
 
 
 class _Kept(NamedTuple):
-    """One conversation as last encoded."""
+    """One conversation as last encoded: its messages' JSON and its turns, by column."""
 
     raw: bytes  # its messages' JSON
     ends: tuple[int, ...]  # where each message ends in ``raw``
-    turns: tuple[_Turn, ...]
     loop_start: int  # relative to the leading system messages
+    lasts: tuple[int, ...]  # each turn's last message
+    roles: tuple[str, ...]
+    fragments: tuple[orjson.Fragment, ...]
+    raws: tuple[bytes, ...]  # each turn's JSON (what its Fragment holds)
+    marks: tuple[int, ...]  # each turn's cache_control marks
+    tools: tuple[bool, ...]  # whether each turn holds tool_use or tool_result
+    size: int  # bytes held
 
 
 @dataclass(slots=True)
@@ -112,18 +110,23 @@ def _matched(kept: _Kept, raw: bytes) -> int:
     """How many leading messages of ``raw`` are the same bytes as ``kept``'s."""
     ends, view = kept.ends, memoryview(kept.raw)
     n = len(ends)
-    # an agent's next turn repeats all of the last one, or all but its last messages
-    for k in range(n, max(0, n - 3), -1):
-        if raw.startswith(view[: ends[k - 1]]):
-            return k
-    lo, hi = 0, max(0, n - 3)  # ends[lo - 1] matches (lo = 0: nothing), ends[hi] does not
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if raw.startswith(view[: ends[mid - 1]]):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    # an agent's next turn repeats all of the last one, or all but its last messages:
+    # one pass over all but the last three, then those one by one
+    k = max(0, n - 3)
+    if k and not raw.startswith(view[: ends[k - 1]]):
+        lo, hi = 0, k - 1  # ends[lo - 1] matches (lo = 0: nothing); ends[k - 1] does not
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if raw.startswith(view[: ends[mid - 1]]):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+    at = ends[k - 1] if k else 0
+    while k < n and raw.startswith(view[at: ends[k]], at):
+        at = ends[k]
+        k += 1
+    return k
 
 
 def _reusable(kept: _Kept, k: int, messages: list[Any], ctx: ConvertContext, loop_start: int) -> int:
@@ -131,11 +134,8 @@ def _reusable(kept: _Kept, k: int, messages: list[Any], ctx: ConvertContext, loo
     are ``kept``'s."""
     if ctx.profile.drop_earlier_thinking and loop_start != kept.loop_start:
         k = min(k, min(loop_start, kept.loop_start) + 1)  # past it, whether thinking is kept changed
-    turns = kept.turns
-    t = 0
-    while t < len(turns) and turns[t].last < k:
-        t += 1
-    if t and turns[t - 1].last == k - 1 and k < len(messages) and _role(messages[k], ctx) == turns[t - 1].role:
+    t = bisect_left(kept.lasts, k)  # the turns that end before message k
+    if t and kept.lasts[t - 1] == k - 1 and k < len(messages) and _role(messages[k], ctx) == kept.roles[t - 1]:
         t -= 1  # message k merges into that turn
     return t
 
@@ -149,7 +149,7 @@ def cached_conversation(
     while start < len(messages) and is_leading_system(messages[start]):
         start += 1
     rest = messages[start:]
-    if not rest:
+    if len(rest) < MIN_MESSAGES:
         return None
     raw = json_key(rest)
     head = json_key(rest[0])
@@ -161,12 +161,14 @@ def cached_conversation(
     key = (cache.tag(kind), head)
     family: tuple[_Kept, ...] = cache.get(key) or ()
     best, k = None, 0
-    for kept in family:
+    for kept in family:  # the most recent first
         m = _matched(kept, raw)
         if m > k:
             best, k = kept, m
-    turns = list(best.turns[: _reusable(best, k, rest, ctx, loop_start)]) if best is not None else []
-    first_new = turns[-1].last + 1 if turns else 0
+        if m >= len(kept.ends) - 2:
+            break  # this turn follows that one
+    t = _reusable(best, k, rest, ctx, loop_start) if best is not None else 0
+    first_new = best.lasts[t - 1] + 1 if best is not None and t else 0
     ends = list(best.ends[:first_new]) if best is not None else []
     pos = ends[-1] if ends else 0
     pieces: list[bytes] = []
@@ -183,30 +185,37 @@ def cached_conversation(
     new = _convert_from([orjson.loads(p) for p in pieces], first_new, start, ctx)
     if new is None:
         return None
-    out: list[Any] = [t.fragment for t in turns]
-    for first, last, turn in new:
+    if best is not None and t:
+        lasts, roles = list(best.lasts[:t]), list(best.roles[:t])
+        fragments, raws = list(best.fragments[:t]), list(best.raws[:t])
+        marks, tools = list(best.marks[:t]), list(best.tools[:t])
+    else:
+        lasts, roles, fragments, raws, marks, tools = [], [], [], [], [], []
+    out: list[Any] = list(fragments)
+    for last, turn in new:
         body = orjson.dumps(turn)
-        turns.append(_Turn(first, last, turn["role"], orjson.Fragment(body), body, turn_marks(turn),
-                           _has_tool_blocks(turn)))
+        lasts.append(last)
+        roles.append(turn["role"])
+        fragments.append(orjson.Fragment(body))
+        raws.append(body)
+        marks.append(turn_marks(turn))
+        tools.append(_has_tool_blocks(turn))
         out.append(turn)
     for n in range(max(0, len(out) - 2), len(out)):  # the last two go out as new dicts
         if not isinstance(out[n], dict):
-            out[n] = orjson.loads(turns[n].raw)
-    kept = _Kept(raw, tuple(ends), tuple(turns), loop_start)
+            out[n] = orjson.loads(raws[n])
+    size = len(raw) + len(head) + sum(map(len, raws)) + _OVERHEAD * len(raws)
+    kept = _Kept(raw, tuple(ends), loop_start, tuple(lasts), tuple(roles), tuple(fragments), tuple(raws),
+                 tuple(marks), tuple(tools), size)
     others = tuple(f for f in family if f is not best)[: _PER_CONVERSATION - 1]
-    cache.put(key, (kept, *others), len(head) + sum(_size(f) for f in (kept, *others)))
-    return CachedConversation(system, out, [t.marks for t in turns], [t.raw for t in turns],
-                              any(t.tool_blocks for t in turns))
-
-
-def _size(kept: _Kept) -> int:
-    return len(kept.raw) + sum(len(t.raw) + _OVERHEAD for t in kept.turns)
+    cache.put(key, (kept, *others), size + sum(f.size for f in others))
+    return CachedConversation(system, out, marks, raws, any(tools))
 
 
 def _convert_from(
     new: list[Any], first: int, start: int, ctx: ConvertContext
-) -> list[tuple[int, int, dict[str, Any]]] | None:
-    """The turns of messages ``first`` on (``new``), converted: (first, last, turn) each."""
+) -> list[tuple[int, dict[str, Any]]] | None:
+    """The turns of messages ``first`` on (``new``), converted: (last message, turn) each."""
     out: list[dict[str, Any]] = []
     spans: list[list[int]] = []
     for i, msg in enumerate(new, first):
@@ -218,4 +227,4 @@ def _convert_from(
             spans.append([i, i])
         else:
             spans[-1][1] = i
-    return [(a, b, finish_turn(t)) for (a, b), t in zip(spans, out, strict=True)]
+    return [(b, finish_turn(t)) for (_, b), t in zip(spans, out, strict=True)]
