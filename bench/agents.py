@@ -216,8 +216,10 @@ def _profile(mode: str) -> Any:
 def _varied(case: Case, j: int) -> dict[str, Any]:
     """``case``'s body with its last two messages (or input items) made new: turn N of a
     growing conversation, whose earlier turns the previous request already sent."""
-    body = json.loads(json.dumps(case.body))
-    items = body["input"] if "input" in body else body["messages"]
+    field = "input" if "input" in case.body else "messages"
+    # the rest is shared, as an agent's history and tools are from one turn to the next
+    items = [*case.body[field][:-2], *json.loads(json.dumps(case.body[field][-2:]))]
+    body = {**case.body, field: items}
 
     def mark(node: Any) -> bool:  # the first text in it gets the turn's number
         if isinstance(node, dict):
@@ -428,6 +430,41 @@ def in_process(all_cases: list[Case], rounds: int, min_time: float) -> dict[str,
     return {c: {n: statistics.median(v) for n, v in s.items()} for c, s in samples.items()}
 
 
+def cache_memory(n: int = 200) -> dict[str, float]:
+    """What the EncodeCache holds for one agent's conversation of ``n`` messages, grown a
+    turn at a time (the grid's messages and Claude Code's 24 tools, toward Anthropic):
+    ``size_bytes`` (its own count) and what tracemalloc sees allocated and kept by it."""
+    import gc
+    import tracemalloc
+
+    from modelwire.codecs import Target, codec_for
+    from modelwire.codecs.cache import EncodeCache
+    from modelwire.messages import prepare_conversation
+
+    up = codec_for("anthropic_messages")
+    messages = chat_messages(n)
+    tools = openai_tools(24)
+    cache = EncodeCache()
+    target = Target(_profile("anthropic_messages"), ANTHROPIC_MODEL, api_key=KEY, cache=cache)
+    body = b""
+    warm = Target(target.profile, ANTHROPIC_MODEL, api_key=KEY, cache=EncodeCache())
+    up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(messages[:9]), "tools": tools,
+                       "max_tokens": 4096}, warm)  # imports and first-call state, outside the count
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for end in range(8, n + 1, 2):  # each turn: the answer and the next message
+        turn = orjson.loads(orjson.dumps(messages[:end]))  # new objects, as a gateway parses them
+        body = up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(turn),
+                                  "tools": tools, "max_tokens": 4096}, target).body
+    size = len(body)
+    del turn, body
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return {"entries": len(cache), "size_bytes": cache.size_bytes, "traced": held, "body": size}
+
+
 # ======================================================== through the gateway
 def _gateway_config(workdir: Path, upstream: int) -> Path:
     cfg = workdir / "modelwire.yaml"
@@ -620,6 +657,12 @@ def main(argv: list[str] | None = None) -> int:
     all_cases = [c for c in cases(args.quick) if args.cases in c.name]
     steal0 = steal_ticks()
     inproc = in_process(all_cases, rounds, 0.05 if args.quick else 0.15) if "i" in args.only else {}
+    if "i" in args.only:
+        mem = cache_memory()
+        print(f"\n(m) the EncodeCache after a 200-message conversation with 24 tools, grown a turn at a time: "
+              f"{mem['entries']} entries, size_bytes {mem['size_bytes'] / 1024:,.0f} KiB, "
+              f"{mem['traced'] / 1024:,.0f} KiB allocated and held (tracemalloc); the last request's body "
+              f"{mem['body'] / 1024:,.0f} KiB")
     e2e: dict[str, dict[str, float]] = {}
     if "g" in args.only:
         import gateway as gw_bench

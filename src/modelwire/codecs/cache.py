@@ -27,17 +27,26 @@ from typing import Any
 
 import orjson
 
-__all__ = ["EncodeCache", "json_key"]
+__all__ = ["EncodeCache", "Fragment", "compact", "json_key"]
 
 # serialize only what round-trips through JSON unchanged; anything else raises, uncached
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
+
+# orjson's stubs do not declare Fragment (orjson >= 3.10 has it)
+Fragment: Any = orjson.Fragment  # pyright: ignore[reportAttributeAccessIssue]
 
 _MAX_KINDS = 256  # distinct (protocol, profile) pairs remembered
 
 
 def _refuse(value: Any) -> Any:
     raise TypeError(type(value).__name__)
+
+
+def compact(raw: bytes) -> bytes:
+    """``raw`` copied to its own size, to be kept: a result of ``orjson.dumps`` holds its
+    whole write buffer (4 KiB at least, up to twice its length)."""
+    return memoryview(raw).tobytes()
 
 
 def json_key(content: Any) -> bytes | None:
@@ -60,7 +69,7 @@ class EncodeCache:
             raise ValueError("max_entries and max_bytes must be at least 1")
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[int, bytes], tuple[orjson.Fragment, int]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._kinds: dict[Hashable, int] = {}
         self._next_tag = 0
         self._bytes = 0
@@ -130,9 +139,9 @@ class EncodeCache:
             found = self.get(key)
             if found is not None:
                 return found
-            result = orjson.dumps(convert(orjson.loads(raw)))
-            fragment = orjson.Fragment(result)
-            self.put(key, fragment, len(raw) + len(result))
+            result = compact(orjson.dumps(convert(orjson.loads(raw))))
+            fragment = Fragment(result)
+            self.put((tag, compact(raw)), fragment, len(raw) + len(result))
             return fragment
         return cached
 

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..cache import EncodeCache, json_key
+from ..cache import EncodeCache, Fragment, compact, json_key
 from ._convert import (
     ConvertContext,
     append_turn,
@@ -55,7 +55,7 @@ class _Kept(NamedTuple):
     loop_start: int  # relative to the leading system messages
     lasts: tuple[int, ...]  # each turn's last message
     roles: tuple[str, ...]
-    fragments: tuple[orjson.Fragment, ...]
+    fragments: tuple[Any, ...]  # orjson.Fragment
     raws: tuple[bytes, ...]  # each turn's JSON (what its Fragment holds)
     marks: tuple[int, ...]  # each turn's cache_control marks
     tools: tuple[bool, ...]  # whether each turn holds tool_use or tool_result
@@ -158,7 +158,7 @@ def cached_conversation(
     system = encode_system(messages[:start], ctx)  # first: its errors come first
     loop_start = ctx.current_loop_start - start
     kind = ("anthropic_messages.conversation", ctx.profile, ctx.api_version, ctx.mid_system)
-    key = (cache.tag(kind), head)
+    key = (cache.tag(kind), compact(head))
     family: tuple[_Kept, ...] = cache.get(key) or ()
     best, k = None, 0
     for kept in family:  # the most recent first
@@ -193,10 +193,10 @@ def cached_conversation(
         lasts, roles, fragments, raws, marks, tools = [], [], [], [], [], []
     out: list[Any] = list(fragments)
     for last, turn in new:
-        body = orjson.dumps(turn)
+        body = compact(orjson.dumps(turn))
         lasts.append(last)
         roles.append(turn["role"])
-        fragments.append(orjson.Fragment(body))
+        fragments.append(Fragment(body))
         raws.append(body)
         marks.append(turn_marks(turn))
         tools.append(_has_tool_blocks(turn))
@@ -205,7 +205,7 @@ def cached_conversation(
         if not isinstance(out[n], dict):
             out[n] = orjson.loads(raws[n])
     size = len(raw) + len(head) + sum(map(len, raws)) + _OVERHEAD * len(raws)
-    kept = _Kept(raw, tuple(ends), loop_start, tuple(lasts), tuple(roles), tuple(fragments), tuple(raws),
+    kept = _Kept(compact(raw), tuple(ends), loop_start, tuple(lasts), tuple(roles), tuple(fragments), tuple(raws),
                  tuple(marks), tuple(tools), size)
     others = tuple(f for f in family if f is not best)[: _PER_CONVERSATION - 1]
     cache.put(key, (kept, *others), size + sum(f.size for f in others))
