@@ -1,21 +1,28 @@
 """What an encoder derives from a request and would derive again, turn after turn.
 
-An agent sends the same tools every turn; converting their JSON schemas for the target
-(Anthropic's rewrite, a provider's sanitizer) is the largest part of encoding its
-request. An :class:`EncodeCache` keeps each conversion by content. Its owner (the
-gateway, a ``Client``) puts it on the :class:`~modelwire.codecs.Target`; codecs hold no
-state of their own.
+An agent sends the same tools every turn, and turn N+1 repeats turns 1..N verbatim.
+Converting tool schemas for the target (Anthropic's rewrite, a provider's sanitizer) and
+converting the history's messages are most of encoding such a request. An
+:class:`EncodeCache` keeps those conversions by content. Its owner (the gateway, a
+``Client``) puts it on the :class:`~modelwire.codecs.Target`; codecs hold no state of
+their own.
 
 * The key is the content's JSON bytes (``orjson.dumps``, keys in their order), with
-  what else the conversion depends on (the protocol, the provider profile). The
-  conversion runs on those bytes parsed back, never on the caller's object, so a
-  result is a function of its key alone: whether the cache was warm cannot change it.
-  Content orjson would serialize through a fallback (dataclasses, subclasses, dates)
-  is not cached: the conversion runs on it as it is.
+  what else the conversion depends on (the protocol, the provider profile, the API
+  version). The conversion runs on those bytes parsed back, never on the caller's
+  object, so a result is a function of its key alone: whether the cache was warm cannot
+  change it. Content orjson would serialize through a fallback (dataclasses, subclasses,
+  dates) is not cached: the conversion runs on it as it is.
+* A tool's schema is kept by its own bytes. A conversation is kept by its first message:
+  the JSON of all its messages, where each ends, and the turns converted from them; the
+  next request keeps the turns of its longest run of leading messages with the same bytes
+  and converts the rest (``anthropic_messages._turns``). Conversations shorter than 8
+  messages are converted directly.
 * A result is handed out as an ``orjson.Fragment``: its JSON bytes, which nothing can
   change, placed verbatim when the body is serialized (no copy per request).
-* Bounded: at most ``max_entries`` results and ``max_bytes`` of keys and results; the
-  least recently used go first.
+* Bounded: at most ``max_entries`` entries and ``max_bytes`` of keys and results (a
+  200-message conversation with 24 tools holds about 210 KiB); the least recently used go
+  first.
 """
 
 from __future__ import annotations
