@@ -16,6 +16,7 @@ from modelwire.codecs import Target, anthropic_messages, codec_for
 from modelwire.codecs.cache import EncodeCache
 from modelwire.errors import MessageError
 from modelwire.events import TextDelta
+from modelwire.messages import prepare_conversation
 from modelwire.providers import get_profile
 from modelwire.providers.profile import ProviderProfile
 from modelwire.transport import Response
@@ -308,3 +309,17 @@ def test_a_conversation_kept_for_one_model_is_not_reused_where_system_messages_a
         request = {"model": model, "messages": history}
         assert anthropic_messages.encode_request(request, target).body == \
             anthropic_messages.encode_request(request, plain).body
+
+
+def test_a_client_converts_an_agents_earlier_turns_once_across_calls():
+    cache = EncodeCache()
+    recorder = _Recorder()
+    history = _history(6)
+    with Client(f"anthropic/{MODEL}", api_key=KEY, transport=recorder, encode_cache=cache) as client:
+        client.complete(history)
+        hits = cache.hits
+        nxt = [*history, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and the docs"}]
+        client.complete(nxt)
+    assert cache.hits == hits + 1  # the conversation found, its turns kept
+    sent = orjson.loads(recorder.bodies[-1])["messages"]
+    assert sent == orjson.loads(_encoded(prepare_conversation(nxt), None))["messages"]
