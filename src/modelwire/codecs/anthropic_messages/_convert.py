@@ -466,5 +466,13 @@ def encode_conversation(
     system = encode_system(messages[:start], ctx)
     out: list[dict[str, Any]] = []
     for i in range(start, len(messages)):
-        append_turn(out, encode_message(messages[i], i, ctx))
-    return system, [finish_turn(m) for m in _place_systems(out)]
+        converted = encode_message(messages[i], i, ctx)
+        if out and out[-1]["role"] == converted["role"]:
+            _merge(out[-1], converted)
+        else:
+            out.append(converted)
+    out = _place_systems(out)
+    for m in out:
+        if m["role"] == "assistant" and not m["content"]:
+            m["content"] = [{"type": "text", "text": EMPTY_ASSISTANT}]
+    return system, out

@@ -26,7 +26,7 @@ from ._convert import ConvertContext, encode_conversation, is_strict_version
 from ._decode_request import decode_request
 from ._models import NON_CLAUDE, ModelFamily, family_for
 from ._tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
-from ._turns import CachedConversation, cached_conversation
+from ._turns import MIN_MESSAGES, CachedConversation, cached_conversation
 
 __all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "decode_request", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
 
@@ -270,15 +270,15 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     messages = request.get("messages") or []
     ctx = ConvertContext(profile, version, _current_loop_start(messages),
                          mid_system=supports_mid_system(profile, target.model))
-    conv = cached_conversation(messages, ctx, target.cache) if target.cache is not None else None
+    conv = None
+    if target.cache is not None and len(messages) >= MIN_MESSAGES:
+        conv = cached_conversation(messages, ctx, target.cache)
     if conv is not None:
         system, converted = conv.system, conv.messages  # no native system turns there
-        tool_blocks = conv.tool_blocks
     else:
         system, converted = encode_conversation(messages, ctx)
         if any(m["role"] == "system" for m in converted):
             betas.append(MID_SYSTEM_BETA)  # what Claude Code sends with them (the API needs none now)
-        tool_blocks = _has_tool_blocks(converted)
     if not converted:
         raise MessageError("the conversation has no user or assistant message")
     body: dict[str, Any] = {"model": target.model, "max_tokens": _max_tokens(request, family)}
@@ -287,7 +287,7 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     body["messages"] = converted
     # Anthropic has no allowed_tools: only the allowed tools are sent
     tools, choice = allowed_only(request.get("tools") or [], request.get("tool_choice"))
-    if choice == "none" and tools and not tool_blocks:
+    if choice == "none" and tools and not (conv.tool_blocks if conv is not None else _has_tool_blocks(converted)):
         tools = []  # tool_choice none: no tools are sent at all
     if tools:
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
