@@ -122,12 +122,14 @@ class MetricsConfig:
 
 @dataclass(frozen=True, slots=True)
 class CaptureConfig:
-    """``gateway.capture:``: the upstream exchanges of chosen models' requests written to
-    ``dir`` for debugging, redacted, until ``for_s`` after start (docs/guides/emulator.md,
-    "Replaying a captured conversation"). Off while ``dir`` or ``models`` is unset."""
+    """``gateway.capture:``: the upstream exchanges of chosen requests written to ``dir``
+    for debugging, redacted, until ``for_s`` after start (docs/guides/observability.md,
+    "Request capture"). A request is chosen when its model is in ``models`` or its client
+    key in ``keys``. Off while ``dir`` is unset or both lists are empty."""
 
     dir: str | None = None
     models: tuple[str, ...] = ()  # configured names or upstream model ids; globs allowed
+    keys: tuple[str, ...] = ()  # virtual key names or keys_env fingerprints (env-...); globs allowed
     failing_only: bool = True  # only requests whose upstream answered an error
     for_s: float = 3600.0  # how long after the gateway starts it captures (at most a week)
     max_bytes: int = 10_000_000  # per file before it rotates
@@ -204,7 +206,8 @@ class TeamsConfig:
     enabled: bool = False
     # sqlite:///path (unset: the credential store's SQLite file) or postgresql://...
     store: str | None = None
-    # unset: counters in the gateway process (one process per store); redis://host:port/db
+    # unset: in the gateway process (--workers 1) or the store's SQLite file (--workers N);
+    # sqlite: that file always (several serves on one machine); redis://host:port/db
     limiter: str | None = None
     key_cache_ttl: float = 0.5  # seconds a key record is cached: a revocation takes this long
     default_max_tokens: int = 4096  # the reserved answer size of a request without max_tokens
@@ -298,7 +301,7 @@ _GATEWAY = ("keys_env", "admin_keys_env", "aliases", "allow_provider_models", "c
             "max_schema_depth", "unsupported_tools", "ssl_certfile", "ssl_keyfile", "metrics",
             "tracing", "capture")
 _METRICS = ("enabled", "keys_env")
-_CAPTURE = ("dir", "models", "failing_only", "for", "max_bytes", "files", "redact")
+_CAPTURE = ("dir", "models", "keys", "failing_only", "for", "max_bytes", "files", "redact")
 _TRACING = ("enabled", "otlp_endpoint", "service_name", "internal_models", "content")
 
 
@@ -657,11 +660,12 @@ class _Validator:
         return CaptureConfig(
             dir=self.path(spec.get("dir"), "gateway.capture.dir"),
             models=self.name_list(spec.get("models"), "gateway.capture.models"),
+            keys=self.name_list(spec.get("keys"), "gateway.capture.keys", "key names"),
             failing_only=self.boolean(spec.get("failing_only"), "gateway.capture.failing_only", True),
             for_s=for_s,
             max_bytes=self.integer(spec.get("max_bytes"), "gateway.capture.max_bytes", defaults.max_bytes),
             files=self.integer(spec.get("files"), "gateway.capture.files", defaults.files),
-            redact=self.name_list(spec.get("redact"), "gateway.capture.redact"),
+            redact=self.name_list(spec.get("redact"), "gateway.capture.redact", "field names"),
         )
 
     def tracing(self, value: Any, models: dict[str, ModelEntry]) -> TracingConfig:
@@ -682,7 +686,7 @@ class _Validator:
             content=self.boolean(spec.get("content"), "gateway.tracing.content", False),
         )
 
-    def name_list(self, value: object, key: str) -> tuple[str, ...]:
+    def name_list(self, value: object, key: str, what: str = "model names") -> tuple[str, ...]:
         """A list of names (or one name)."""
         if value is None:
             return ()
@@ -693,7 +697,7 @@ class _Validator:
             names = [i for i in items if isinstance(i, str) and i]
             if len(names) == len(items):
                 return tuple(names)
-        raise self.fail(key, f"expected a list of model names, got {_kind(cast(object, value))}")
+        raise self.fail(key, f"expected a list of {what}, got {_kind(cast(object, value))}")
 
     def teams(self, value: Any) -> TeamsConfig:
         spec = self.mapping(value, "teams", _TEAMS)
@@ -703,9 +707,13 @@ class _Validator:
             raise self.fail("teams.store",
                             f"expected sqlite:///path or postgresql://host/db, got {store!r}")
         limiter = self.string(spec.get("limiter"), "teams.limiter", optional=True)
-        if limiter is not None and not limiter.startswith(("redis://", "rediss://")):
-            raise self.fail("teams.limiter",
-                            f"expected redis://host:port/db (or leave it unset), got {limiter!r}")
+        if limiter is not None and limiter != "sqlite" and \
+                not limiter.startswith(("redis://", "rediss://")):
+            raise self.fail("teams.limiter", "expected redis://host:port/db, sqlite (the "
+                            f"store's file) or leave it unset, got {limiter!r}")
+        if limiter == "sqlite" and store is not None and not store.startswith("sqlite://"):
+            raise self.fail("teams.limiter", "sqlite keeps the counters in the store's SQLite "
+                            f"file, but teams.store is {store.split('@')[-1]!r}: use redis://")
         return TeamsConfig(
             enabled=self.boolean(spec.get("enabled"), "teams.enabled", defaults.enabled),
             store=store, limiter=limiter,

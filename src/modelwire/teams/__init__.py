@@ -10,7 +10,7 @@ only; the gateway imports this package, never the reverse.
 
 from __future__ import annotations
 
-from .model import Budget, Scope, SpendRow, SpendTotal, Team, VirtualKey
+from .model import Budget, Scope, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 from .store import (
     BudgetExhausted,
     Demand,
@@ -19,6 +19,7 @@ from .store import (
     Limiter,
     ModelNotAllowed,
     RateLimited,
+    RecordingLimiter,
     Reservation,
     TeamsRefusal,
 )
@@ -32,8 +33,10 @@ __all__ = [
     "Limiter",
     "ModelNotAllowed",
     "RateLimited",
+    "RecordingLimiter",
     "Reservation",
     "Scope",
+    "SpendPoint",
     "SpendRow",
     "SpendTotal",
     "Team",
