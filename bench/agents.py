@@ -213,35 +213,73 @@ def _profile(mode: str) -> Any:
     return get_profile("anthropic" if mode == "anthropic_messages" else "openai")
 
 
-def modelwire_path(case: Case, cached: bool) -> Callable[[], tuple[bytes, bytes]]:
+def _varied(case: Case, j: int) -> dict[str, Any]:
+    """``case``'s body with its last two messages (or input items) made new: turn N of a
+    growing conversation, whose earlier turns the previous request already sent."""
+    field = "input" if "input" in case.body else "messages"
+    # the rest is shared, as an agent's history and tools are from one turn to the next
+    items = [*case.body[field][:-2], *json.loads(json.dumps(case.body[field][-2:]))]
+    body = {**case.body, field: items}
+
+    def mark(node: Any) -> bool:  # the first text in it gets the turn's number
+        if isinstance(node, dict):
+            for k in ("text", "content", "output"):
+                if isinstance(node.get(k), str):
+                    node[k] += f" (turn {j})"
+                    return True
+            return any(mark(v) for v in node.values())
+        return isinstance(node, list) and any(mark(v) for v in node)
+    for item in items[-2:]:
+        mark(item)
+    return body
+
+
+def modelwire_path(case: Case, mode: str, vary: bool | None = None) -> Callable[[], tuple[bytes, bytes]]:
     """modelwire's work for one request of ``case``, its answer included. At the OpenAI
     door (the grid) the codec alone, as issue 23 measures it: ``prepare_conversation``,
     the upstream's ``encode_request``, its answer decoded; at another door the whole
-    translation: the body parsed and decoded, then that, then the answer encoded back."""
+    translation: the body parsed and decoded, then that, then the answer encoded back.
+
+    ``mode``: ``turn`` (an :class:`EncodeCache` that encoded the conversation's previous
+    turn: each call's last two messages are new, as on turn N of an agent), ``same`` (the
+    same request again: every turn kept), ``cold`` (a new cache per request: the first
+    turn) or ``none`` (no cache). ``vary``: the ring of turn N without its cache."""
     from modelwire.codecs import Target, codec_for
     from modelwire.codecs.cache import EncodeCache
     from modelwire.messages import prepare_conversation
 
     front, up = codec_for(case.door), codec_for(case.upstream)
     model = ANTHROPIC_MODEL if case.upstream == "anthropic_messages" else CHAT_MODEL
-    target = Target(_profile(case.upstream), model, api_key=KEY, cache=EncodeCache() if cached else None)
+    profile = _profile(case.upstream)
+    shared = Target(profile, model, api_key=KEY, cache=EncodeCache() if mode in ("turn", "same") else None)
+
+    def target() -> Any:
+        return Target(profile, model, api_key=KEY, cache=EncodeCache()) if mode == "cold" else shared
     answer = anthropic_answer() if case.upstream == "anthropic_messages" else chat_answer()
-    raw = case.raw
+    # turn N: a ring of requests that differ in their last two messages; the ring is long
+    # enough that the cache never holds the one coming (it keeps a few per conversation)
+    bodies = [_varied(case, j) for j in range(16)] if (mode == "turn" if vary is None else vary) else [case.body]
+    raws = [orjson.dumps({**b, "model": case.model}) for b in bodies]
     loads, dumps = orjson.loads, orjson.dumps
+    at = [0]
     if case.door == "chat_completions":
-        request = {**case.body, "model": model}
+        requests = [{**b, "model": model} for b in bodies]
 
         def codec() -> tuple[bytes, bytes]:
+            request = requests[at[0] % len(requests)]
+            at[0] += 1
             prepared = {**request, "messages": prepare_conversation(request["messages"])}
-            body = up.encode_request(prepared, target).body
+            body = up.encode_request(prepared, target()).body
             return body, repr(up.decode_response(answer).message).encode()
         return codec
 
     def run() -> tuple[bytes, bytes]:
+        raw = raws[at[0] % len(raws)]
+        at[0] += 1
         request = front.decode_request(loads(raw))
         request["messages"] = prepare_conversation(request["messages"])
         request["model"] = model
-        body = up.encode_request(request, target).body
+        body = up.encode_request(request, target()).body
         completion = up.decode_response(answer)
         return body, dumps(front.encode_response(completion, request))
     return run
@@ -360,8 +398,10 @@ def in_process(all_cases: list[Case], rounds: int, min_time: float) -> dict[str,
     for case in all_cases:
         if case.lane_of:
             continue
-        fns: dict[str, Callable[[], Any]] = {"modelwire": modelwire_path(case, True),
-                                             "modelwire, no cache": modelwire_path(case, False)}
+        fns: dict[str, Callable[[], Any]] = {"modelwire": modelwire_path(case, "turn"),
+                                             "modelwire, same request": modelwire_path(case, "same"),
+                                             "modelwire, cold": modelwire_path(case, "cold"),
+                                             "modelwire, no cache": modelwire_path(case, "none")}
         lite = litellm_path(case)
         if lite is not None:
             try:
@@ -369,8 +409,11 @@ def in_process(all_cases: list[Case], rounds: int, min_time: float) -> dict[str,
                 fns["litellm"] = lite
             except Exception as exc:  # noqa: BLE001 - a peer without this path: say so, go on
                 print(f"  {case.name}: LiteLLM failed on it ({type(exc).__name__}: {str(exc)[:120]}); skipped")
-        mw_sent = fns["modelwire"]()[0]
-        assert mw_sent == fns["modelwire, no cache"]()[0], "the cache changed the body"
+        mw_sent = fns["modelwire, same request"]()[0]
+        assert mw_sent == fns["modelwire, no cache"]()[0] == fns["modelwire, cold"]()[0], "the cache changed the body"
+        check = modelwire_path(case, "none", vary=True)
+        for _ in range(17):  # turn N (a warm cache, new last messages) against no cache
+            assert fns["modelwire"]()[0] == check()[0], "the cache changed the body"
         line = f"  {case.name:22} modelwire: {_shape(case.upstream, mw_sent)}"
         if "litellm" in fns:
             line += f"; litellm: {_shape(case.upstream, fns['litellm']()[0])}"
@@ -385,6 +428,41 @@ def in_process(all_cases: list[Case], rounds: int, min_time: float) -> dict[str,
                 samples[c][n].append(_time(fns[n], reps[c, n]) * 1e6)
         print(f"  round {r + 1}/{rounds} done", flush=True)
     return {c: {n: statistics.median(v) for n, v in s.items()} for c, s in samples.items()}
+
+
+def cache_memory(n: int = 200) -> dict[str, float]:
+    """What the EncodeCache holds for one agent's conversation of ``n`` messages, grown a
+    turn at a time (the grid's messages and Claude Code's 24 tools, toward Anthropic):
+    ``size_bytes`` (its own count) and what tracemalloc sees allocated and kept by it."""
+    import gc
+    import tracemalloc
+
+    from modelwire.codecs import Target, codec_for
+    from modelwire.codecs.cache import EncodeCache
+    from modelwire.messages import prepare_conversation
+
+    up = codec_for("anthropic_messages")
+    messages = chat_messages(n)
+    tools = openai_tools(24)
+    cache = EncodeCache()
+    target = Target(_profile("anthropic_messages"), ANTHROPIC_MODEL, api_key=KEY, cache=cache)
+    body = b""
+    warm = Target(target.profile, ANTHROPIC_MODEL, api_key=KEY, cache=EncodeCache())
+    up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(messages[:9]), "tools": tools,
+                       "max_tokens": 4096}, warm)  # imports and first-call state, outside the count
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for end in range(8, n + 1, 2):  # each turn: the answer and the next message
+        turn = orjson.loads(orjson.dumps(messages[:end]))  # new objects, as a gateway parses them
+        body = up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(turn),
+                                  "tools": tools, "max_tokens": 4096}, target).body
+    size = len(body)
+    del turn, body
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return {"entries": len(cache), "size_bytes": cache.size_bytes, "traced": held, "body": size}
 
 
 # ======================================================== through the gateway
@@ -507,8 +585,10 @@ def report(all_cases: list[Case], inproc: dict[str, dict[str, float]], e2e: dict
             if not r:
                 continue
             lite = r.get("litellm", float("nan"))
-            rows.append([c.name, r["modelwire"], r["modelwire, no cache"], lite, lite / r["modelwire"]])
-        print(table(["request", "modelwire", "modelwire, no cache", "LiteLLM", "x less CPU than LiteLLM"], rows))
+            rows.append([c.name, r["modelwire"], r["modelwire, same request"], r["modelwire, cold"],
+                         r["modelwire, no cache"], lite, lite / r["modelwire"], lite / r["modelwire, cold"]])
+        print(table(["request", "modelwire, turn N", "same request", "cold cache", "no cache", "LiteLLM",
+                     "x less CPU than LiteLLM (turn N)", "(cold)"], rows))
     if e2e:
         print("\n(g) through the gateway, server CPU µs per request at 8 concurrent, median of the rounds")
         rows = []
@@ -577,6 +657,12 @@ def main(argv: list[str] | None = None) -> int:
     all_cases = [c for c in cases(args.quick) if args.cases in c.name]
     steal0 = steal_ticks()
     inproc = in_process(all_cases, rounds, 0.05 if args.quick else 0.15) if "i" in args.only else {}
+    if "i" in args.only:
+        mem = cache_memory()
+        print(f"\n(m) the EncodeCache after a 200-message conversation with 24 tools, grown a turn at a time: "
+              f"{mem['entries']} entries, size_bytes {mem['size_bytes'] / 1024:,.0f} KiB, "
+              f"{mem['traced'] / 1024:,.0f} KiB allocated and held (tracemalloc); the last request's body "
+              f"{mem['body'] / 1024:,.0f} KiB")
     e2e: dict[str, dict[str, float]] = {}
     if "g" in args.only:
         import gateway as gw_bench

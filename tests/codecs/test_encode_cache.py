@@ -16,6 +16,7 @@ from modelwire.codecs import Target, anthropic_messages, codec_for
 from modelwire.codecs.cache import EncodeCache
 from modelwire.errors import MessageError
 from modelwire.events import TextDelta
+from modelwire.messages import prepare_conversation
 from modelwire.providers import get_profile
 from modelwire.providers.profile import ProviderProfile
 from modelwire.transport import Response
@@ -174,8 +175,8 @@ def _claude_code_request(name: str) -> dict[str, Any]:
     return anthropic_messages.decode_request(body.get("body", body))  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("name", ["tools_t0.json", "tools_t2.json"])
-def test_claude_codes_request_encodes_to_the_same_bytes_cold_warm_and_without_a_cache(name):
+@pytest.mark.parametrize(("name", "conversations"), [("tools_t0.json", 0), ("tools_t2.json", 1)])
+def test_claude_codes_request_encodes_to_the_same_bytes_cold_warm_and_without_a_cache(name, conversations):
     request = _claude_code_request(name)
     cache = EncodeCache()
     profile = get_profile("anthropic")
@@ -184,7 +185,9 @@ def test_claude_codes_request_encodes_to_the_same_bytes_cold_warm_and_without_a_
         hits = cache.hits
         bodies.append(anthropic_messages.encode_request(request, Target(profile, MODEL, api_key=KEY, cache=c)).body)
     assert bodies[0] == bodies[1] == bodies[2]
-    assert cache.hits - hits == len(request["tools"])  # the warm encode converted none
+    # the warm encode converted none: each tool, and the history's turns when it is long
+    # enough to be kept (tools_t2: 9 messages; tools_t0's 2 are converted every time)
+    assert cache.hits - hits == len(request["tools"]) + conversations
 
 
 class _Recorder:
@@ -235,3 +238,88 @@ def test_the_gateways_clients_share_the_gateways_cache(tmp_path, monkeypatch):
                     "  b: {provider: anthropic, model: claude-opus-4-1, api_key_env: MW_TEST_KEY}\n")
     gateway = Gateway(load_config(str(path)), environ={})
     assert gateway.client("a").encode_cache is gateway.client("b").encode_cache is gateway.encode_cache
+
+
+# ------------------------------------------------------------ conversations
+def _history(n: int) -> list[dict[str, Any]]:
+    """An agent's conversation: a question, then rounds of a signed thinking block and a
+    tool call, and its result."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "fix the parser"}]
+    for i in range(n):
+        out.append({"role": "assistant", "content": f"step {i}", "reasoning_details": [
+            {"issuer": "anthropic", "block": {"type": "thinking", "thinking": f"t{i}", "signature": f"c2ln{i}"}}],
+            "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {"name": "Read", "arguments": "{}"}}]})
+        out.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"result {i}"})
+    return out
+
+
+def _encoded(messages: list[dict[str, Any]], cache: EncodeCache | None, profile: ProviderProfile | None = None) -> bytes:
+    target = Target(profile or get_profile("anthropic"), MODEL, api_key=KEY, cache=cache)
+    return anthropic_messages.encode_request({"model": MODEL, "messages": messages}, target).body
+
+
+def test_an_agents_next_turn_converts_only_its_new_messages():
+    cache = EncodeCache()
+    history = _history(6)
+    _encoded(json.loads(json.dumps(history)), cache)
+    size = cache.size_bytes
+    nxt = [*history, *_history(7)[-2:]]  # the answer to the tool result, and its result
+    assert _encoded(json.loads(json.dumps(nxt)), cache) == _encoded(nxt, None)
+    assert len(cache) == 1  # one conversation: the new turn took the old one's place
+    assert size < cache.size_bytes < 2 * size + 4096
+
+
+@pytest.mark.parametrize("where", ["text", "tool result", "signature", "cache_control"])
+def test_a_message_changed_in_place_with_the_same_length_is_converted_again(where):
+    cache = EncodeCache()
+    history = _history(6)
+    _encoded(history, cache)
+    changed = json.loads(json.dumps(history))
+    if where == "text":
+        changed[3]["content"] = "stop 1"  # "step 1": one letter
+    elif where == "tool result":
+        changed[-1]["content"] = "result 6"  # "result 5"
+    elif where == "signature":
+        changed[5]["reasoning_details"][0]["block"]["signature"] = "c2lu2"  # "c2ln2"
+    else:
+        changed[9]["cache_control"] = {"type": "ephemeral"}
+    assert _encoded(changed, cache) == _encoded(changed, None) != _encoded(history, None)
+
+
+def test_earlier_thinking_is_dropped_from_kept_turns_once_a_new_user_message_starts_a_loop():
+    profile = dataclasses.replace(get_profile("anthropic"), name="drops", drop_earlier_thinking=True)
+    cache = EncodeCache()
+    history = _history(6)
+    first = orjson.loads(_encoded(history, cache, profile))
+    assert first["messages"][-2]["content"][0]["type"] == "thinking"  # the current loop keeps it
+    nxt = [*history, {"role": "assistant", "content": "done"}, {"role": "user", "content": "now the docs"}]
+    body = _encoded(nxt, cache, profile)
+    assert body == _encoded(nxt, None, profile)
+    assert not any(b["type"] == "thinking" for m in orjson.loads(body)["messages"] for b in m["content"]
+                   if isinstance(m["content"], list))
+
+
+def test_a_conversation_kept_for_one_model_is_not_reused_where_system_messages_are_native():
+    history = [*_history(5), {"role": "system", "content": "be brief"}, {"role": "assistant", "content": "ok"},
+               {"role": "user", "content": "go on"}]
+    cache = EncodeCache()
+    for model in ("claude-sonnet-4-5", "claude-opus-4-8", "claude-sonnet-4-5"):
+        target = Target(get_profile("anthropic"), model, api_key=KEY, cache=cache)
+        plain = Target(get_profile("anthropic"), model, api_key=KEY)
+        request = {"model": model, "messages": history}
+        assert anthropic_messages.encode_request(request, target).body == \
+            anthropic_messages.encode_request(request, plain).body
+
+
+def test_a_client_converts_an_agents_earlier_turns_once_across_calls():
+    cache = EncodeCache()
+    recorder = _Recorder()
+    history = _history(6)
+    with Client(f"anthropic/{MODEL}", api_key=KEY, transport=recorder, encode_cache=cache) as client:
+        client.complete(history)
+        hits = cache.hits
+        nxt = [*history, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and the docs"}]
+        client.complete(nxt)
+    assert cache.hits == hits + 1  # the conversation found, its turns kept
+    sent = orjson.loads(recorder.bodies[-1])["messages"]
+    assert sent == orjson.loads(_encoded(prepare_conversation(nxt), None))["messages"]

@@ -1,21 +1,28 @@
 """What an encoder derives from a request and would derive again, turn after turn.
 
-An agent sends the same tools every turn; converting their JSON schemas for the target
-(Anthropic's rewrite, a provider's sanitizer) is the largest part of encoding its
-request. An :class:`EncodeCache` keeps each conversion by content. Its owner (the
-gateway, a ``Client``) puts it on the :class:`~modelwire.codecs.Target`; codecs hold no
-state of their own.
+An agent sends the same tools every turn, and turn N+1 repeats turns 1..N verbatim.
+Converting tool schemas for the target (Anthropic's rewrite, a provider's sanitizer) and
+converting the history's messages are most of encoding such a request. An
+:class:`EncodeCache` keeps those conversions by content. Its owner (the gateway, a
+``Client``) puts it on the :class:`~modelwire.codecs.Target`; codecs hold no state of
+their own.
 
 * The key is the content's JSON bytes (``orjson.dumps``, keys in their order), with
-  what else the conversion depends on (the protocol, the provider profile). The
-  conversion runs on those bytes parsed back, never on the caller's object, so a
-  result is a function of its key alone: whether the cache was warm cannot change it.
-  Content orjson would serialize through a fallback (dataclasses, subclasses, dates)
-  is not cached: the conversion runs on it as it is.
+  what else the conversion depends on (the protocol, the provider profile, the API
+  version). The conversion runs on those bytes parsed back, never on the caller's
+  object, so a result is a function of its key alone: whether the cache was warm cannot
+  change it. Content orjson would serialize through a fallback (dataclasses, subclasses,
+  dates) is not cached: the conversion runs on it as it is.
+* A tool's schema is kept by its own bytes. A conversation is kept by its first message:
+  the JSON of all its messages, where each ends, and the turns converted from them; the
+  next request keeps the turns of its longest run of leading messages with the same bytes
+  and converts the rest (``anthropic_messages._turns``). Conversations shorter than 8
+  messages are converted directly.
 * A result is handed out as an ``orjson.Fragment``: its JSON bytes, which nothing can
   change, placed verbatim when the body is serialized (no copy per request).
-* Bounded: at most ``max_entries`` results and ``max_bytes`` of keys and results; the
-  least recently used go first.
+* Bounded: at most ``max_entries`` entries and ``max_bytes`` of keys and results (a
+  200-message conversation with 24 tools holds about 210 KiB); the least recently used go
+  first.
 """
 
 from __future__ import annotations
@@ -27,11 +34,14 @@ from typing import Any
 
 import orjson
 
-__all__ = ["EncodeCache"]
+__all__ = ["EncodeCache", "Fragment", "compact", "json_key"]
 
 # serialize only what round-trips through JSON unchanged; anything else raises, uncached
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
 
+
+# orjson's stubs do not declare Fragment (orjson >= 3.10 has it)
+Fragment: Any = orjson.Fragment  # pyright: ignore[reportAttributeAccessIssue]
 
 _MAX_KINDS = 256  # distinct (protocol, profile) pairs remembered
 
@@ -40,18 +50,33 @@ def _refuse(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
+def compact(raw: bytes) -> bytes:
+    """``raw`` copied to its own size, to be kept: a result of ``orjson.dumps`` holds its
+    whole write buffer (4 KiB at least, up to twice its length)."""
+    return memoryview(raw).tobytes()
+
+
+def json_key(content: Any) -> bytes | None:
+    """``content``'s JSON bytes (keys in their order): the cache key for it, or None when
+    it is not plain JSON data (a dataclass, a subclass, a date) and must not be cached."""
+    try:
+        return orjson.dumps(content, default=_refuse, option=_STRICT)
+    except TypeError:
+        return None
+
+
 class EncodeCache:
     """Converted request pieces by content, bounded, least recently used evicted.
 
     One per gateway or ``Client``; safe to share between threads.
     """
 
-    def __init__(self, max_entries: int = 1024, max_bytes: int = 16 * 1024 * 1024) -> None:
+    def __init__(self, max_entries: int = 16384, max_bytes: int = 64 * 1024 * 1024) -> None:
         if max_entries < 1 or max_bytes < 1:
             raise ValueError("max_entries and max_bytes must be at least 1")
         self.max_entries = max_entries
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[int, bytes], tuple[orjson.Fragment, int]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._kinds: dict[Hashable, int] = {}
         self._next_tag = 0
         self._bytes = 0
@@ -67,11 +92,8 @@ class EncodeCache:
         """Bytes held: every key's and every result's JSON."""
         return self._bytes
 
-    def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """``convert``, remembered: the function returned gives ``convert(content)`` as an
-        ``orjson.Fragment``, converted once per distinct content. ``kind`` names
-        everything else the result depends on (hashed here once, not per content).
-        Content that is not plain JSON data is converted every time, as it is."""
+    def tag(self, kind: Hashable) -> int:
+        """A small int standing for ``kind`` in keys (hashed here once, not per lookup)."""
         with self._lock:
             tag = self._kinds.get(kind)
             if tag is None:
@@ -79,42 +101,56 @@ class EncodeCache:
                     self._kinds.clear()  # tags are never reused: old entries just age out
                 tag = self._kinds[kind] = self._next_tag
                 self._next_tag += 1
+            return tag
 
-        entries = self._entries
-
-        def cached(content: Any) -> Any:
-            try:
-                raw = orjson.dumps(content, default=_refuse, option=_STRICT)
-            except TypeError:
-                return convert(content)
-            key = (tag, raw)
-            found = entries.get(key)  # one C call each: atomic under the GIL, no lock needed
-            if found is not None:
-                try:
-                    entries.move_to_end(key)
-                except KeyError:  # evicted by another thread meanwhile
-                    pass
-                self.hits += 1
-                return found[0]
-            result = orjson.dumps(convert(orjson.loads(raw)))
-            fragment = orjson.Fragment(result)
-            self._store(key, fragment, len(raw) + len(result))
-            return fragment
-        return cached
-
-    def _store(self, key: tuple[int, bytes], fragment: orjson.Fragment, size: int) -> None:
-        with self._lock:
+    def get(self, key: Hashable) -> Any:
+        """The value stored under ``key`` (a tuple starting with a :meth:`tag`), or None."""
+        found = self._entries.get(key)  # one C call each: atomic under the GIL, no lock needed
+        if found is None:
             self.misses += 1
+            return None
+        try:
+            self._entries.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile
+            pass
+        self.hits += 1
+        return found[0]
+
+    def put(self, key: Hashable, value: Any, size: int) -> None:
+        """Keep ``value`` (immutable: it is handed to every later caller) under ``key``;
+        ``size`` is what it holds in bytes, keys included."""
+        with self._lock:
             if size > self.max_bytes:
                 return
             old = self._entries.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]
-            self._entries[key] = (fragment, size)
+            self._entries[key] = (value, size)
             self._bytes += size
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
+
+    def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``convert``, remembered: the function returned gives ``convert(content)`` as an
+        ``orjson.Fragment``, converted once per distinct content. ``kind`` names
+        everything else the result depends on. Content that is not plain JSON data is
+        converted every time, as it is."""
+        tag = self.tag(kind)
+
+        def cached(content: Any) -> Any:
+            raw = json_key(content)
+            if raw is None:
+                return convert(content)
+            key = (tag, raw)
+            found = self.get(key)
+            if found is not None:
+                return found
+            result = compact(orjson.dumps(convert(orjson.loads(raw))))
+            fragment = Fragment(result)
+            self.put((tag, compact(raw)), fragment, len(raw) + len(result))
+            return fragment
+        return cached
 
     def clear(self) -> None:
         with self._lock:

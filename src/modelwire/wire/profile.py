@@ -134,7 +134,9 @@ class ProviderProfile:
         return schema
 
     def patch_body(self, body: dict[str, Any], target: Target) -> dict[str, Any]:
-        """Last change to an encoded body before ``extra`` is merged. Return the body."""
+        """Last change to an encoded body before ``extra`` is merged. Return the body.
+        With a cache on the target, earlier turns in an Anthropic body's ``messages``
+        are ``orjson.Fragment`` objects (their JSON): pass them on as they are."""
         return body
 
     def default_base_url(self, environ: Mapping[str, str]) -> str:

@@ -21,7 +21,8 @@ class Target:
     ``api_key`` is the secret to send (``None``: no auth header). ``base_url``
     overrides the profile's. ``headers`` are extra headers sent as they are. ``cache``:
     the caller's :class:`~modelwire.codecs.cache.EncodeCache`, where an encoder keeps
-    what repeats across turns (converted tool schemas); the output is the same without.
+    what repeats across turns (converted tool schemas, an agent's earlier turns); the
+    output is the same without.
     """
 
     profile: ProviderProfile

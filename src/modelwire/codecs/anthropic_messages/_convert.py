@@ -34,7 +34,8 @@ from ...blockorder import ordered_items
 from ...errors import MessageError, UnsupportedContentError
 from ._tools import sanitize_tool_id
 
-__all__ = ["ConvertContext", "encode_conversation", "is_strict_version", "parse_data_url"]
+__all__ = ["ConvertContext", "append_turn", "encode_conversation", "encode_message", "encode_system", "finish_turn",
+           "is_leading_system", "is_strict_version", "parse_data_url"]
 
 log = logging.getLogger("modelwire.codecs.anthropic")
 
@@ -389,43 +390,83 @@ def _merge(prev: dict[str, Any], nxt: dict[str, Any]) -> None:
     prev["content"] = [b for b in blocks if not (b.get("type") == "text" and b["text"] == EMPTY_USER)] or blocks
 
 
-def encode_conversation(
-    messages: list[dict[str, Any]], ctx: ConvertContext
-) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]]]:
-    """Return ``(system, messages)`` for the Anthropic body."""
+def is_leading_system(msg: Any) -> bool:
+    """Whether ``msg`` goes to the ``system`` parameter when no turn came before it."""
+    return isinstance(msg, dict) and msg.get("role") in ("system", "developer")
+
+
+def encode_system(messages: list[dict[str, Any]], ctx: ConvertContext) -> str | list[dict[str, Any]] | None:
+    """The ``system`` parameter from the leading system and developer messages."""
     system_parts: list[dict[str, Any]] = []
     system_blocks = False
-    out: list[dict[str, Any]] = []
     for i, msg in enumerate(messages):
-        if not isinstance(msg, dict):
-            raise MessageError(f"messages[{i}] is not an object", index=i)
-        role = msg.get("role")
-        where = f"messages[{i}]"
+        content = msg.get("content")
+        if isinstance(content, list) or "cache_control" in msg:
+            system_blocks = True
         try:
-            if role in ("system", "developer") and out:
-                converted = _later_system(msg, ctx, where)
-            elif role in ("system", "developer"):
-                content = msg.get("content")
-                if isinstance(content, list) or "cache_control" in msg:
-                    system_blocks = True
-                system_parts.extend(encode_parts(content, ctx, where))
-                if "cache_control" in msg and system_parts:
-                    system_parts[-1].setdefault("cache_control", msg["cache_control"])
-                continue
-            elif role == "user":
-                converted = _user(msg, ctx, where)
-            elif role == "tool":
-                converted = _tool_result(msg, ctx, where)
-            elif role == "assistant":
-                converted = _assistant(msg, ctx, where, in_loop=i > ctx.current_loop_start)
-            else:
-                raise MessageError(f"{where}: unknown role {role!r}")
+            system_parts.extend(encode_parts(content, ctx, f"messages[{i}]"))
         except MessageError as exc:
             if exc.index is None:
                 exc.index = i
             raise
-        if "cache_control" in msg and role != "tool" and converted["content"]:
-            _attach_cache_control(converted, msg["cache_control"])
+        if "cache_control" in msg and system_parts:
+            system_parts[-1].setdefault("cache_control", msg["cache_control"])
+    if not system_parts:
+        return None
+    return system_parts if system_blocks else "\n\n".join(b["text"] for b in system_parts)
+
+
+def encode_message(msg: Any, i: int, ctx: ConvertContext) -> dict[str, Any]:
+    """Message ``i`` of a conversation that has started (not a leading system message)."""
+    if not isinstance(msg, dict):
+        raise MessageError(f"messages[{i}] is not an object", index=i)
+    role = msg.get("role")
+    where = f"messages[{i}]"
+    try:
+        if role in ("system", "developer"):
+            converted = _later_system(msg, ctx, where)
+        elif role == "user":
+            converted = _user(msg, ctx, where)
+        elif role == "tool":
+            converted = _tool_result(msg, ctx, where)
+        elif role == "assistant":
+            converted = _assistant(msg, ctx, where, in_loop=i > ctx.current_loop_start)
+        else:
+            raise MessageError(f"{where}: unknown role {role!r}")
+    except MessageError as exc:
+        if exc.index is None:
+            exc.index = i
+        raise
+    if "cache_control" in msg and role != "tool" and converted["content"]:
+        _attach_cache_control(converted, msg["cache_control"])
+    return converted
+
+
+def append_turn(out: list[dict[str, Any]], converted: dict[str, Any]) -> None:
+    """``converted`` after ``out``: merged into the last turn when the roles are the same."""
+    if out and out[-1]["role"] == converted["role"]:
+        _merge(out[-1], converted)
+    else:
+        out.append(converted)
+
+
+def finish_turn(m: dict[str, Any]) -> dict[str, Any]:
+    if m["role"] == "assistant" and not m["content"]:
+        m["content"] = [{"type": "text", "text": EMPTY_ASSISTANT}]
+    return m
+
+
+def encode_conversation(
+    messages: list[dict[str, Any]], ctx: ConvertContext
+) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]]]:
+    """Return ``(system, messages)`` for the Anthropic body."""
+    start = 0
+    while start < len(messages) and is_leading_system(messages[start]):
+        start += 1
+    system = encode_system(messages[:start], ctx)
+    out: list[dict[str, Any]] = []
+    for i in range(start, len(messages)):
+        converted = encode_message(messages[i], i, ctx)
         if out and out[-1]["role"] == converted["role"]:
             _merge(out[-1], converted)
         else:
@@ -434,7 +475,4 @@ def encode_conversation(
     for m in out:
         if m["role"] == "assistant" and not m["content"]:
             m["content"] = [{"type": "text", "text": EMPTY_ASSISTANT}]
-    system: str | list[dict[str, Any]] | None = None
-    if system_parts:
-        system = system_parts if system_blocks else "\n\n".join(b["text"] for b in system_parts)
     return system, out

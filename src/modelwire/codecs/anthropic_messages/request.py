@@ -26,6 +26,7 @@ from ._convert import ConvertContext, encode_conversation, is_strict_version
 from ._decode_request import decode_request
 from ._models import NON_CLAUDE, ModelFamily, family_for
 from ._tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
+from ._turns import MIN_MESSAGES, CachedConversation, cached_conversation
 
 __all__ = ["DEFAULT_VERSION", "MAX_BREAKPOINTS", "decode_request", "encode_request", "limit_cache_breakpoints", "supports_mid_system"]
 
@@ -163,18 +164,35 @@ def _response_format(body: dict[str, Any], fmt: Any) -> None:
 
 
 def _iter_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every block carrying cache_control, in prompt order (tools, system, messages)."""
-    found = [t for t in body.get("tools") or [] if "cache_control" in t]
-    if isinstance(body.get("system"), list):
-        found += [b for b in body["system"] if "cache_control" in b]
+    """Every block carrying cache_control, in prompt order (tools, system, messages);
+    a turn kept as a Fragment (``_turns``) has none, or it would be a dict here."""
+    found = _head_breakpoints(body)
     for m in body.get("messages") or []:
-        if isinstance(m["content"], list):
+        if isinstance(m, dict) and isinstance(m["content"], list):
             for b in m["content"]:
                 if "cache_control" in b:
                     found.append(b)
                 if b.get("type") == "tool_result" and isinstance(b.get("content"), list):
                     found += [c for c in b["content"] if "cache_control" in c]
     return found
+
+
+def _head_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [t for t in body.get("tools") or [] if "cache_control" in t]
+    if isinstance(body.get("system"), list):
+        found += [b for b in body["system"] if "cache_control" in b]
+    return found
+
+
+def _limit_cached_breakpoints(body: dict[str, Any], conv: CachedConversation) -> None:
+    """:func:`limit_cache_breakpoints` for a conversation from the cache: counted from
+    each turn's facts; only when there are too many are the marked turns made dicts."""
+    if len(_head_breakpoints(body)) + sum(conv.marks) <= MAX_BREAKPOINTS:
+        return
+    for i, n in enumerate(conv.marks):
+        if n:
+            conv.materialize(i)
+    limit_cache_breakpoints(body)
 
 
 def limit_cache_breakpoints(body: dict[str, Any]) -> int:
@@ -252,9 +270,15 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     messages = request.get("messages") or []
     ctx = ConvertContext(profile, version, _current_loop_start(messages),
                          mid_system=supports_mid_system(profile, target.model))
-    system, converted = encode_conversation(messages, ctx)
-    if any(m["role"] == "system" for m in converted):
-        betas.append(MID_SYSTEM_BETA)  # what Claude Code sends with them (the API needs none now)
+    conv = None
+    if target.cache is not None and len(messages) >= MIN_MESSAGES:
+        conv = cached_conversation(messages, ctx, target.cache)
+    if conv is not None:
+        system, converted = conv.system, conv.messages  # no native system turns there
+    else:
+        system, converted = encode_conversation(messages, ctx)
+        if any(m["role"] == "system" for m in converted):
+            betas.append(MID_SYSTEM_BETA)  # what Claude Code sends with them (the API needs none now)
     if not converted:
         raise MessageError("the conversation has no user or assistant message")
     body: dict[str, Any] = {"model": target.model, "max_tokens": _max_tokens(request, family)}
@@ -263,7 +287,7 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     body["messages"] = converted
     # Anthropic has no allowed_tools: only the allowed tools are sent
     tools, choice = allowed_only(request.get("tools") or [], request.get("tool_choice"))
-    if choice == "none" and tools and not _has_tool_blocks(converted):
+    if choice == "none" and tools and not (conv.tool_blocks if conv is not None else _has_tool_blocks(converted)):
         tools = []  # tool_choice none: no tools are sent at all
     if tools:
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
@@ -296,7 +320,10 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
             "(no prefill on Claude 4.6 and later): end with a user message",
             index=len(messages) - 1,
         )
-    limit_cache_breakpoints(body)
+    if conv is None:
+        limit_cache_breakpoints(body)
+    else:
+        _limit_cached_breakpoints(body, conv)
     return body
 
 
