@@ -36,7 +36,7 @@ accumulator only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from ..accumulate import deterministic_tool_call_id
@@ -195,7 +195,7 @@ class _Turn:
         out.extend(_stub(cid) for cid in missing)
 
 
-def _answer(turn: _Turn | None, msg: dict[str, Any], i: int, repair: bool) -> bool:
+def _answer(turn: _Turn | None, msg: Mapping[str, Any], i: int, repair: bool) -> bool:
     """Whether tool message ``msg`` answers an open call (else it is dropped)."""
     call_id = msg["tool_call_id"]
     if turn is not None and call_id in turn.ids and call_id not in turn.answered:

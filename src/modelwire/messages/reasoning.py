@@ -26,6 +26,7 @@ Anthropic as assistant text triggers ``reasoning_extraction`` refusals
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .thinktags import split_think_tags
@@ -147,7 +148,7 @@ def _already_normal(msg: dict[str, Any]) -> bool:
     return True
 
 
-def normalize_reasoning(message: dict[str, Any], *, issuer: str | None = None) -> dict[str, Any]:
+def normalize_reasoning(message: Mapping[str, Any], *, issuer: str | None = None) -> dict[str, Any]:
     """A new assistant message with its reasoning in ``reasoning_content`` and
     ``reasoning_details`` only (see the module docstring for the order).
 

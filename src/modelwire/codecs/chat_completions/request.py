@@ -51,11 +51,13 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
         "messages": encode_messages(request.get("messages"), profile),
     }
     _encode_tools(body, request, profile)
-    if request.get("max_tokens") is not None:
-        body[profile.max_tokens_field] = request["max_tokens"]
+    max_tokens = request.get("max_tokens")
+    if max_tokens is not None:
+        body[profile.max_tokens_field] = max_tokens
     for key in ("temperature", "top_p", "stop", "response_format"):
-        if request.get(key) is not None:
-            body[key] = request[key]
+        value = request.get(key)
+        if value is not None:
+            body[key] = value
     _encode_thinking(body, request, profile, body["model"])
     metadata = request.get("metadata") or {}
     if request.get("stream"):
