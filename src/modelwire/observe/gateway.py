@@ -3,8 +3,8 @@ its Clients report to. Built from ``gateway.metrics`` and ``gateway.tracing``; w
 off it is never made, and nothing of prometheus-client or OpenTelemetry is imported.
 
 The gateway calls three things per request: :meth:`GatewayObserver.started` (the span,
-current while the Client runs), :meth:`~GatewayObserver.finished` (when the answer's
-last byte is out: the request counters and histograms, the span's end) and
+current while the Client runs), ``finished`` (when the answer's last byte is out: the
+request counters and histograms, the span's end) and
 :meth:`~GatewayObserver.detach` (as the handler returns). What it reads of a request is
 :class:`RequestFacts`.
 """
@@ -12,7 +12,6 @@ last byte is out: the request counters and histograms, the span's end) and
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
@@ -58,6 +57,10 @@ class GatewayObserver:
         parts: list[Observer] = [p for p in (metrics, tracer) if p is not None]
         self.client_observer: Observer | None = (
             parts[0] if len(parts) == 1 else Observers(*parts) if parts else None)
+        # a request's end: its counters and histograms, its span's end (metrics alone: no
+        # call between the two)
+        self.finished: Callable[[RequestFacts], None] = (
+            metrics.request if tracer is None and metrics is not None else self._finished)
 
     @classmethod
     def from_config(cls, config: Any, *, loopback: bool, metrics_keys: Iterable[object],
@@ -88,13 +91,9 @@ class GatewayObserver:
             ctx.span_token = None
             self.tracer.detach(token)
 
-    def finished(self, ctx: RequestFacts) -> None:
-        now = time.perf_counter()
+    def _finished(self, ctx: RequestFacts) -> None:
         if self.metrics is not None:
-            first = ctx.first_token
-            self.metrics.request(ctx.door, ctx.model, ctx.upstream, ctx.status, ctx.lane,
-                                 now - ctx.started, ctx.overhead,
-                                 None if first is None else first - ctx.started, ctx.completion)
+            self.metrics.request(ctx)
         span = ctx.span
         if span is not None:
             ctx.span = None
