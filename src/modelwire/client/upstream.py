@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..codecs import EncodedRequest, Target
 from ..errors import ModelwireError, ProviderError
+from ..wire import auth_headers
 from ._creds import CredentialHealth, HeldCredential
 
 if TYPE_CHECKING:
@@ -61,11 +62,12 @@ class Upstream:
     report the outcome, release; count tokens; health. Made by the Client
     (:meth:`modelwire.AsyncClient.upstream`), never by hand."""
 
-    __slots__ = ("__weakref__", "_endpoint", "_head", "_settings", "_transport")
+    __slots__ = ("__weakref__", "_endpoint", "_head", "_headers", "_settings", "_transport")
 
     def __init__(self, settings: Settings, endpoint: Endpoint, transport: Any = None) -> None:
         self._settings = settings
         self._endpoint = endpoint
+        self._headers = endpoint.headers + settings.headers  # the configured ones, sent on every request
         self._transport = transport  # () -> the Client's transport (None: sans-IO only)
         self._head: dict[bool, tuple[str, str, tuple[tuple[str, str], ...]]] = {}
 
@@ -121,7 +123,7 @@ class Upstream:
         """The codec's :class:`~modelwire.codecs.Target` for this model: its profile, model
         id, base URL and configured headers (then ``headers``), with ``lease``'s secret."""
         ep = self._endpoint
-        sent = ep.headers + self._settings.headers
+        sent = self._headers
         if headers:
             sent += tuple(headers)
         return Target(ep.profile, ep.model_id, None if lease is None else lease.secret, ep.base_url, sent,
@@ -145,7 +147,7 @@ class Upstream:
 
     def auth_headers(self, lease: HeldCredential) -> dict[str, str]:
         """The header carrying ``lease``'s secret in this provider's style."""
-        return Target(self._endpoint.profile, self._endpoint.model_id, lease.secret).auth_headers()
+        return auth_headers(self._endpoint.profile, lease.secret)
 
     async def send(self, request: EncodedRequest) -> Response:
         """One exchange through the Client's transport (the HTTP status is not checked:

@@ -154,7 +154,7 @@ class _Handlers:
         ctx = Ctx(door.api_mode, request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
         observe = ctx.observe = self.gw.observe
-        if observe is not None:
+        if observe is not None and observe.tracer is not None:
             observe.started(ctx, _DOOR_PATHS[door.api_mode], request.headers)
         ticket = None  # teams: the request's reservation, settled once it is served
         try:
@@ -180,7 +180,8 @@ class _Handlers:
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None)
                 if forwarded is not None:
-                    held = self._hand_slot(forwarded, held)
+                    if held is not None:
+                        held = self._hand_slot(forwarded, held)
                     if ticket is not None:
                         forwarded = await ticket.served(forwarded, ctx)
                     return forwarded
@@ -193,7 +194,8 @@ class _Handlers:
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
                 streamed = await self._stream(client, req, opts, ctx, door)
-                held = self._hand_slot(streamed, held)
+                if held is not None:
+                    held = self._hand_slot(streamed, held)
                 if ticket is not None:
                     streamed = await ticket.served(streamed, ctx)
                 return streamed
@@ -233,13 +235,13 @@ class _Handlers:
                 await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
-            if observe is not None:
+            if ctx.span_token is not None:
                 observe.detach(ctx)
 
-    def _hand_slot(self, reply: Any, held: str | None) -> str | None:
+    def _hand_slot(self, reply: Any, held: str) -> str | None:
         """A streamed reply keeps the model's slot until its stream ends; what is left
         for ``_serve`` to release (``None``: nothing)."""
-        if held is None or reply.stream is None:
+        if reply.stream is None:
             return held
         slots = self.gw.slots
         reply.stream = HeldStream(reply.stream, lambda: slots.release(held))

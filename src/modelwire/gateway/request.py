@@ -14,7 +14,6 @@ import itertools
 import logging
 import os
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelwireError
@@ -118,13 +117,10 @@ async def read_body(request: Any, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-@dataclass
 class Ctx:
-    door: str  # the access log's name of the route: an api mode, or "embeddings"
-    request_id: str
-    started: float
-    enabled: bool = True
-    created: int = 0  # the request's Unix time: the answer's `created` / `created_at`
+    """One request's books. The defaults live on the class: a request sets only what it
+    learns (a dataclass's ``__init__`` stored all of them on every request)."""
+
     model: str = "-"
     upstream: str = "-"
     status: int = 200
@@ -147,6 +143,14 @@ class Ctx:
     first_token: float | None = None  # perf_counter of a stream's first event
     span: Any = None
     span_token: Any = None
+
+    def __init__(self, door: str, request_id: str, started: float, enabled: bool = True,
+                 created: int = 0) -> None:
+        self.door = door  # the access log's name of the route: an api mode, or "embeddings"
+        self.request_id = request_id
+        self.started = started
+        self.enabled = enabled
+        self.created = created  # the request's Unix time: the answer's `created` / `created_at`
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before

@@ -2,10 +2,10 @@
 its Clients report to. Built from ``gateway.metrics`` and ``gateway.tracing``; with both
 off it is never made, and nothing of prometheus-client or OpenTelemetry is imported.
 
-The gateway calls three things per request: :meth:`GatewayObserver.started` (the span,
+Per request the gateway calls :meth:`GatewayObserver.started` (with a tracer: the span,
 current while the Client runs), ``finished`` (when the answer's last byte is out: the
-request counters and histograms, the span's end) and
-:meth:`~GatewayObserver.detach` (as the handler returns). What it reads of a request is
+request counters and histograms, the span's end) and :meth:`~GatewayObserver.detach`
+(as the handler returns, when the request has a span). What it reads of a request is
 :class:`RequestFacts`.
 """
 
@@ -80,12 +80,12 @@ class GatewayObserver:
 
     # ------------------------------------------------------------ requests
     def started(self, ctx: RequestFacts, path: str, headers: Any) -> None:
-        if self.tracer is not None:
-            ctx.span, ctx.span_token = self.tracer.request_started(ctx.door, path, headers)
+        """The request's span (called only with a tracer)."""
+        ctx.span, ctx.span_token = self.tracer.request_started(ctx.door, path, headers)
 
     def detach(self, ctx: RequestFacts) -> None:
         """The handler returns: its span stops being the current one (a stream's span
-        ends later, with the stream)."""
+        ends later, with the stream). Called only when ``ctx`` has a span token."""
         token = ctx.span_token
         if token is not None:
             ctx.span_token = None
