@@ -160,7 +160,10 @@ class _Handlers:
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
-            who = await self.gw.keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
+            keys = self.gw.keys
+            # teams: who the (virtual) key is; else only whether it is one of the gateway's
+            who = (await keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
+                   if self.gw.admission is not None else keys.check(request.headers, passthrough=self.gw.passthrough_keys))
             req = await self._decode(request, ctx, door)
             ctx.model = self.gw.models.resolve(req.get("model"))
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):

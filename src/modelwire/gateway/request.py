@@ -179,12 +179,14 @@ def served_headers(ctx: Ctx, completion: Any, overhead_ms: float) -> dict[str, s
     attempts = getattr(completion, "attempts", None) or ()
     provider = getattr(completion, "provider", "")
     model = getattr(completion, "model", "")
-    # a single attempt served it: no fallback (the usual case, without a walk)
-    fallbacks = _fallbacks(attempts) if len(attempts) > 1 else "0"
+    if len(attempts) > 1:
+        fallbacks, tried = _fallbacks(attempts), _tried(attempts) or 1
+    else:  # a single attempt served it, no fallback (the usual case, without a walk)
+        fallbacks, tried = "0", 1
     headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": ms_text(overhead_ms),
-        "x-modelwire-attempts": str((_tried(attempts) or 1) + ctx.lane_tries),
+        "x-modelwire-attempts": str(tried + ctx.lane_tries),
         "x-modelwire-fallbacks": fallbacks,
         "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
     }
@@ -201,8 +203,6 @@ def served_headers(ctx: Ctx, completion: Any, overhead_ms: float) -> dict[str, s
 
 def _tried(attempts: Any) -> int:
     """Attempts made (a sticky fallback's skipped primary was not tried)."""
-    if len(attempts) < 2:
-        return len(attempts)
     return sum(a.outcome != "skipped" for a in attempts)
 
 

@@ -178,34 +178,34 @@ class Metrics(BaseObserver):
     # ---------------------------------------------------- gateway requests
     def request(self, facts: RequestFacts) -> None:
         """One gateway request answered, when its answer's last byte is out (``facts.
-        completion``: the Completion whose usage and cost count)."""
+        completion``: the Completion whose usage and cost count). The gateway's alone,
+        called on its event loop, where its scrapes and worker writes run too: no lock."""
         seconds = time.perf_counter() - facts.started
         first, overhead, answer = facts.first_token, facts.overhead, facts.completion
         series = (self._series.get((facts.door, facts.model, facts.upstream, facts.status, facts.lane))
                   or self._new_series(facts))
         requests = self._requests
-        with self.tally.lock:
-            requests[series.key] = requests[series.key] + 1
-            row = series.duration
-            row[bisect_left(LATENCY, seconds)] += 1
-            row[-1] += seconds
-            if overhead is not None:
-                row = series.overhead or series.overhead_row(self._overhead_s)
-                row[bisect_left(OVERHEAD, overhead)] += 1
-                row[-1] += overhead
-            if first is not None:
-                first -= facts.started
-                row = series.first or series.first_row(self._first_s)
-                row[bisect_left(LATENCY, first)] += 1
-                row[-1] += first
-            if answer is not None:
-                usage = answer.usage
-                if usage:
-                    tokens = series.tokens or series.tokens_row(self._tokens)
-                    tokens[:] = map(add, tokens, map(usage.get, _USAGE_FIELDS, _ZEROS))
-                cost = answer.cost
-                if cost:
-                    _inc(self._cost, series.usage_key, cost)
+        requests[series.key] = requests[series.key] + 1
+        row = series.duration
+        row[bisect_left(LATENCY, seconds)] += 1
+        row[-1] += seconds
+        if overhead is not None:
+            row = series.overhead or series.overhead_row(self._overhead_s)
+            row[bisect_left(OVERHEAD, overhead)] += 1
+            row[-1] += overhead
+        if first is not None:
+            first -= facts.started
+            row = series.first or series.first_row(self._first_s)
+            row[bisect_left(LATENCY, first)] += 1
+            row[-1] += first
+        if answer is not None:
+            usage = answer.usage
+            if usage:
+                tokens = series.tokens or series.tokens_row(self._tokens)
+                tokens[:] = map(add, tokens, map(usage.get, _USAGE_FIELDS, _ZEROS))
+            cost = answer.cost
+            if cost:
+                _inc(self._cost, series.usage_key, cost)
 
     def _new_series(self, facts: RequestFacts) -> _Series:
         """The labels of one kind of request (door, model, upstream, status, lane), looked
@@ -216,9 +216,8 @@ class Metrics(BaseObserver):
         model = self.model(facts.model)
         key = (facts.door, model, self.served(served), self.provider(provider),
                _STATUS_CLASS.get(facts.status // 100, "5xx"), "passthrough" if facts.lane else "translate")
-        with self.tally.lock:
-            self._requests.setdefault(key, 0)
-            series = _Series(key, _row_in(self._request_s, (facts.door, model), LATENCY))
+        self._requests.setdefault(key, 0)
+        series = _Series(key, _row_in(self._request_s, (facts.door, model), LATENCY))
         if len(self._series) < _MAX_SERIES:
             self._series[(facts.door, facts.model, upstream, facts.status, facts.lane)] = series
         return series
@@ -313,7 +312,7 @@ class _Series:
     def usage_key(self) -> tuple[str, str]:
         return self.key[1], self.key[3]  # model, provider
 
-    # each made on first use, the lock held
+    # each made on first use
     def overhead_row(self, table: dict[tuple[str, ...], list[float]]) -> list[float]:
         row = self.overhead = _row_in(table, self.key[:1], OVERHEAD)
         return row
