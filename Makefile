@@ -9,7 +9,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 
-.PHONY: demo test test-agents test-compare test-cluster chaos venv bench clean lint docs mutation
+.PHONY: demo test test-agents test-compare test-cluster test-ui chaos venv bench clean lint docs mutation
 
 # One line per step; pip's own output and progress bars on a terminal, quiet in logs.
 PIP_QUIET = $$(test -t 1 || echo -q)
@@ -48,6 +48,12 @@ test-agents: $(STAMP)
 # (docs/guides/teams-cluster.md; a minute or two, so not in `make test`).
 test-cluster: $(STAMP)
 	MODELWIRE_TEST_CLUSTER=1 $(BIN)/python -m pytest tests/cluster
+
+# The status page (/ui) in headless Chromium (Debian's package, by path; MODELWIRE_CHROMIUM
+# to use another) against a real `modelwire serve`; screenshots in tests/ui/screenshots/.
+test-ui: $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[ui-test]'
+	MODELWIRE_TEST_UI=1 $(BIN)/python -m pytest tests/ui
 
 # The wheel as users get it: built (python -m build), installed into a clean venv with no
 # dev extras, then run offline (tests/packaging).

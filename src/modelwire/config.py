@@ -122,12 +122,14 @@ class MetricsConfig:
 
 @dataclass(frozen=True, slots=True)
 class CaptureConfig:
-    """``gateway.capture:``: the upstream exchanges of chosen models' requests written to
-    ``dir`` for debugging, redacted, until ``for_s`` after start (docs/guides/emulator.md,
-    "Replaying a captured conversation"). Off while ``dir`` or ``models`` is unset."""
+    """``gateway.capture:``: the upstream exchanges of chosen requests written to ``dir``
+    for debugging, redacted, until ``for_s`` after start (docs/guides/observability.md,
+    "Request capture"). A request is chosen when its model is in ``models`` or its client
+    key in ``keys``. Off while ``dir`` is unset or both lists are empty."""
 
     dir: str | None = None
     models: tuple[str, ...] = ()  # configured names or upstream model ids; globs allowed
+    keys: tuple[str, ...] = ()  # virtual key names or keys_env fingerprints (env-...); globs allowed
     failing_only: bool = True  # only requests whose upstream answered an error
     for_s: float = 3600.0  # how long after the gateway starts it captures (at most a week)
     max_bytes: int = 10_000_000  # per file before it rotates
@@ -298,7 +300,7 @@ _GATEWAY = ("keys_env", "admin_keys_env", "aliases", "allow_provider_models", "c
             "max_schema_depth", "unsupported_tools", "ssl_certfile", "ssl_keyfile", "metrics",
             "tracing", "capture")
 _METRICS = ("enabled", "keys_env")
-_CAPTURE = ("dir", "models", "failing_only", "for", "max_bytes", "files", "redact")
+_CAPTURE = ("dir", "models", "keys", "failing_only", "for", "max_bytes", "files", "redact")
 _TRACING = ("enabled", "otlp_endpoint", "service_name", "internal_models", "content")
 
 
@@ -657,11 +659,12 @@ class _Validator:
         return CaptureConfig(
             dir=self.path(spec.get("dir"), "gateway.capture.dir"),
             models=self.name_list(spec.get("models"), "gateway.capture.models"),
+            keys=self.name_list(spec.get("keys"), "gateway.capture.keys", "key names"),
             failing_only=self.boolean(spec.get("failing_only"), "gateway.capture.failing_only", True),
             for_s=for_s,
             max_bytes=self.integer(spec.get("max_bytes"), "gateway.capture.max_bytes", defaults.max_bytes),
             files=self.integer(spec.get("files"), "gateway.capture.files", defaults.files),
-            redact=self.name_list(spec.get("redact"), "gateway.capture.redact"),
+            redact=self.name_list(spec.get("redact"), "gateway.capture.redact", "field names"),
         )
 
     def tracing(self, value: Any, models: dict[str, ModelEntry]) -> TracingConfig:
@@ -682,7 +685,7 @@ class _Validator:
             content=self.boolean(spec.get("content"), "gateway.tracing.content", False),
         )
 
-    def name_list(self, value: object, key: str) -> tuple[str, ...]:
+    def name_list(self, value: object, key: str, what: str = "model names") -> tuple[str, ...]:
         """A list of names (or one name)."""
         if value is None:
             return ()
@@ -693,7 +696,7 @@ class _Validator:
             names = [i for i in items if isinstance(i, str) and i]
             if len(names) == len(items):
                 return tuple(names)
-        raise self.fail(key, f"expected a list of model names, got {_kind(cast(object, value))}")
+        raise self.fail(key, f"expected a list of {what}, got {_kind(cast(object, value))}")
 
     def teams(self, value: Any) -> TeamsConfig:
         spec = self.mapping(value, "teams", _TEAMS)

@@ -6,6 +6,7 @@ back for a health check. Driven against the emulator."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import orjson
 
@@ -76,8 +77,13 @@ def test_a_rate_limited_relay_cools_the_key_and_health_says_when_one_frees(wire)
     status, _ = _relay(up, HI)
     assert status == 429
     health = up.health()
-    assert health == CredentialHealth(store="ok", count=1, usable=False, available_in=30.0,
-                                      states=(("cooling", 1),), pool="openai@memory://")
+    assert health is not None
+    (cred,) = health.credentials  # each credential: masked, never its secret
+    assert (cred.label, cred.masked, cred.state, cred.cooling_for) == ("k0", "sk-…1111", "cooling", 30.0)
+    assert cred.reason and KEY_A not in repr(health)
+    assert dataclasses.replace(health, credentials=()) == CredentialHealth(
+        store="ok", count=1, usable=False, available_in=30.0, states=(("cooling", 1),),
+        pool="openai@memory://")
     assert client.upstreams() == (up,)  # the primary, the only model resolved
 
 

@@ -37,6 +37,9 @@ def test_a_captured_turn_replays_through_the_gateway_offline(tmp_path, monkeypat
     [line] = (folder / "capture.jsonl").read_text().splitlines()
     record = json.loads(line)
     assert record["model"] == "ds" and record["api_mode"] == "chat_completions"
+    # a capture by model on a gateway without keys: no key name, but the request is findable
+    assert record["key"] is None and record["door"] == "chat_completions"
+    assert record["request_id"].startswith("req_") and len(record["id"]) == 12
     assert record["request"]["headers"]["authorization"] == "[redacted]"
     assert KEY not in line and record["request"]["body"]["user"] == "[redacted]"
     with Emulator(replay=folder) as replay:

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
-import pathlib
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 import httpx
@@ -66,10 +64,11 @@ def test_prometheus_reads_consistent_counters_from_two_workers_under_load(emulat
                    f"  fast: {{provider: emulator, model: w-fast, base_url: \"{base}\"}}\n"
                    f"  other-one: {{provider: emulator, model: w-other, base_url: \"{base}\"}}\n"
                    f"fallback_stick_s: 0\n")
-    tmp_root = pathlib.Path(tempfile.gettempdir())
-    before = set(tmp_root.glob("modelwire-metrics-*"))
+    tmp_root = tmp_path / "tmp"  # the gateway's own temporary folder: other programs' runs stay out of it
+    tmp_root.mkdir()
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("MODELWIRE_GATEWAY_KEYS", "MODELWIRE_METRICS_DIR")}
+    env["TMPDIR"] = str(tmp_root)
     gateway = subprocess.Popen([sys.executable, "-m", "modelwire.cli", "serve", "--config", str(cfg),
                                 "--port", str(port), "--workers", "2"],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -132,4 +131,4 @@ def test_prometheus_reads_consistent_counters_from_two_workers_under_load(emulat
             _stop(prometheus)
         _stop(gateway)
     # the run's metrics directory went with it
-    assert set(tmp_root.glob("modelwire-metrics-*")) <= before
+    assert not list(tmp_root.glob("modelwire-metrics-*"))

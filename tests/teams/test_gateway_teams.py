@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from .conftest import ENV_KEY
+from .conftest import ADMIN_KEY, ENV_KEY
 
 CHAT = {"model": "emu-chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 20}
 MESSAGES = {"model": "emu-anthropic", "max_tokens": 20,
@@ -246,3 +246,18 @@ def test_removing_a_limit_through_the_admin_api_takes_effect_at_once(teams_gatew
     changed = _admin(teams_gateway, "PATCH", "/admin/keys/henry", json={"rpm": None})
     assert changed.status_code == 200 and changed.json()["rpm"] is None
     assert _chat(teams_gateway, secret).status_code == 200
+
+
+@pytest.mark.parametrize("path, body", [("/v1/chat/completions", CHAT), ("/v1/messages", MESSAGES)])
+def test_with_no_env_keys_set_a_key_that_is_not_virtual_is_refused(teams_config, path, body):
+    """teams on and ``gateway.keys_env`` empty: only virtual keys exist, so any other
+    bearer string is an unknown key, never an unlimited one."""
+    from modelwire.gateway.testing import RunningGateway
+
+    with RunningGateway(teams_config, environ={"TEST_ADMIN_KEYS": ADMIN_KEY}) as gw:
+        answer = _chat(gw, "sk-" + "anything-at-all", body, path,
+                       **{"anthropic-version": "2023-06-01"})
+        models = httpx.get(gw.base_url + "/v1/models", timeout=30,
+                           headers={"authorization": "Bearer " + "sk-" + "anything-at-all"})
+    assert answer.status_code == 401 and models.status_code == 401
+    assert "anything-at-all" not in answer.text

@@ -149,3 +149,19 @@ def test_connection_errors_never_show_the_password(server):
         connect(bad)
     assert secret not in str(refused.value) and "127.0.0.1:1/nowhere" in str(refused.value)
     assert safe_url(bad) == "postgresql://postgres@127.0.0.1:1/nowhere"
+
+
+@pytest.mark.parametrize("kind", ["postgres", "sqlite"])
+def test_spend_series_counts_each_step_from_the_start_and_leaves_out_empty_ones(kind, request, tmp_path):
+    if kind == "postgres":
+        s = request.getfixturevalue("store")
+    else:
+        from modelwire.teams.sqlite import SQLiteKeyStore
+
+        s = SQLiteKeyStore(str(tmp_path / "s.db"))
+    s.add_spend([SpendRow(T0 + 10, "a", None, None, "m", "m", "p", 1, 1, cost_usd=0.5),
+                 SpendRow(T0 + 3599, "b", None, None, "m", "m", "p", 1, 1, cost_usd=None),
+                 SpendRow(T0 + 3 * 3600, "c", None, None, "m", "m", "p", 1, 1, cost_usd=0.25),
+                 SpendRow(T0 - 1, "before", None, None, "m", "m", "p", 1, 1, cost_usd=9.0)])
+    points = s.spend_series(T0, 3600)
+    assert [(p.start - T0, p.requests, p.cost_usd) for p in points] == [(0, 2, 0.5), (3 * 3600, 1, 0.25)]

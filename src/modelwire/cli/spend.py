@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+import time
+from typing import Any
+
 import click
 
 from ._teams import admin_for, config_option, emit, format_options, store_option
@@ -23,6 +27,7 @@ _COLUMNS = ("group", "name", "requests", "input_tokens", "output_tokens", "cost_
 def command(by: str, since: str, fmt: str, store_url: str | None, config_path: str | None) -> None:
     """Totals of the spend record (one row per request, written by the gateway), most
     cost first. Requests whose model has no known price count in unpriced_requests.
+    Under the table, the cost per hour (up to --since 48h) or per day as a sparkline.
 
     \b
     Examples:
@@ -33,7 +38,8 @@ def command(by: str, since: str, fmt: str, store_url: str | None, config_path: s
     from ..teams.admin import total_view
 
     try:
-        totals = admin_for(store_url, config_path).spend(by, since)
+        admin = admin_for(store_url, config_path)
+        totals = admin.spend(by, since)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     rows = [total_view(t) for t in totals]
@@ -41,3 +47,22 @@ def command(by: str, since: str, fmt: str, store_url: str | None, config_path: s
         if not row["group"]:
             row["group"] = "(env keys)" if by != "model" else "-"
     emit(rows, _COLUMNS, fmt)
+    if fmt == "table":
+        click.echo(_trend(admin, since))
+
+
+def _trend(admin: Any, since: str) -> str:
+    """One line under the table: cost per hour (up to two days) or per day, as a
+    sparkline (ASCII where stdout cannot print block characters)."""
+    from ._spark import sparkline, unicode_ok
+
+    step, points = admin.spend_series(since)
+    costs = [p.cost_usd for p in points]
+    ascii = not unicode_ok(getattr(sys.stdout, "encoding", None))
+    unit = "hour" if step < 86400 else "day"
+    peak = max(points, key=lambda p: p.cost_usd) if any(costs) else None
+    tail = "" if peak is None else (
+        f"  peak ${peak.cost_usd:.4f} at " + time.strftime("%Y-%m-%d %H:00" if unit == "hour" else "%Y-%m-%d",
+                                                       time.gmtime(peak.start)) + " UTC")
+    return (f"cost per {unit}, last {since}: {sparkline(costs, ascii=ascii)}  "
+            f"total ${sum(costs):.4f}, {sum(p.requests for p in points)} requests{tail}")

@@ -59,7 +59,7 @@ from ..events import (
 )
 from ._core import Options, Plan, Settings
 from ._turn import Turn, sleep_async
-from .upstream import CredentialHealth, HeldCredential, Upstream
+from .upstream import CredentialHealth, CredentialState, HeldCredential, Upstream
 
 if TYPE_CHECKING:
     import asyncio
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from ..transport import AsyncTransport, SyncTransport, Timeouts
     from ..types import ApiMode, Effort, JSONObject, Message, Speed, ToolChoice, ToolSpec
 
-__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "HeldCredential", "Stream", "Upstream"]
+__all__ = ["AsyncClient", "AsyncStream", "Client", "CredentialHealth", "CredentialState", "HeldCredential", "Stream", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 
@@ -307,6 +307,7 @@ class Client(_Base):
         extra_api: ApiMode | None = None,
         headers: Mapping[str, str] | None = None,
         speed: Speed | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Completion:
         """Send one non-streaming request (streams and accumulates when the endpoint
         only streams) and return the :class:`~modelwire.Completion`.
@@ -320,10 +321,12 @@ class Client(_Base):
         ``speed``: ``"fast"`` asks for Anthropic's fast mode (a premium tier, off by
         default) where the endpoint and model have it; elsewhere it is left out with a
         warning (it changes how fast, not what, the model answers); ``"standard"`` turns
-        off a Client-wide ``speed``.
+        off a Client-wide ``speed``. ``tags``: facts for the transport, never sent: every
+        attempt's :class:`~modelwire.codecs.EncodedRequest` carries them (a wrapping
+        transport, such as the gateway's request capture, reads them).
         """
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed, tags)
         turn = Turn(self._settings, messages, options, stream=False)
         http = self._http()
         sleep = self._sleep if self._sleep is not None else _sync_sleep
@@ -362,11 +365,12 @@ class Client(_Base):
         headers: Mapping[str, str] | None = None,
         interrupt: threading.Event | None = None,
         speed: Speed | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Stream:
         """Stream the answer as normalized events; ``.completion`` once done or interrupted.
         Same arguments as :meth:`complete`, plus ``interrupt`` (a ``threading.Event``)."""
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed, tags)
         return Stream(self._http(), self._sleep if self._sleep is not None else _sync_sleep,
                       Turn(self._settings, messages, options, stream=True), interrupt)
 
@@ -668,11 +672,12 @@ class AsyncClient(_Base):
         extra_api: ApiMode | None = None,
         headers: Mapping[str, str] | None = None,
         speed: Speed | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> Completion:
         """As :meth:`Client.complete`."""
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed, tags)
         import asyncio  # here, not at module level: a sync Client never needs asyncio
 
         turn = Turn(self._settings, messages, options, stream=False)
@@ -722,12 +727,13 @@ class AsyncClient(_Base):
         headers: Mapping[str, str] | None = None,
         interrupt: asyncio.Event | threading.Event | None = None,
         speed: Speed | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> AsyncStream:
         """As :meth:`Client.stream`; ``interrupt`` may be an ``asyncio.Event`` or a
         ``threading.Event``, or cancel the consuming task."""
         started = time.perf_counter()
         options = Options(tools, tool_choice, thinking, max_tokens, temperature, top_p, stop,
-                       response_format, parallel_tool_calls, extra, headers, extra_api, speed)
+                       response_format, parallel_tool_calls, extra, headers, extra_api, speed, tags)
         stream = AsyncStream(self._http(), self._sleep, Turn(self._settings, messages, options, stream=True),
                              interrupt)
         stream.work = time.perf_counter() - started

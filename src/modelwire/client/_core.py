@@ -59,6 +59,7 @@ class Options:
     headers: Mapping[str, str] | None = None
     extra_api: str | None = None  # the protocol extra and non-function tools are written for
     speed: str | None = None  # "fast": Anthropic's fast mode where the model has it
+    tags: Mapping[str, str] | None = None  # EncodedRequest.tags of every attempt: never sent
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
     from ..resilience.classify import Failure
 
-__all__ = ["CredentialHealth", "CredentialSource", "EnvKey", "FixedKey", "HeldCredential", "PoolKey", "source_for"]
+__all__ = ["CredentialHealth", "CredentialSource", "CredentialState", "EnvKey", "FixedKey", "HeldCredential", "PoolKey", "source_for"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +43,23 @@ class HeldCredential:
 
 
 @dataclass(frozen=True, slots=True)
+class CredentialState:
+    """One credential of a pool as a status page shows it: its ``label`` (the name the
+    user gave it, or the variable it came from), ``masked`` (``sk-…abcd``: never the
+    secret), ``state`` (``ok``, ``cooling``, ``dead``), ``cooling_for`` (seconds left of
+    its cooldown; 0 when not cooling), ``reason`` (the last error's code, as the pool
+    recorded it: ``rate_limit_exceeded``, ``429``...) and ``detail`` (its message, keys
+    redacted), both ``None`` for a credential in use."""
+
+    label: str
+    masked: str
+    state: str
+    cooling_for: float = 0.0
+    reason: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CredentialHealth:
     """The state of an upstream's credential pool, in counts (never secrets).
 
@@ -51,7 +68,8 @@ class CredentialHealth:
     ``usable``: one of them can be leased now. ``available_in``: seconds until the first
     cooling one frees up (``None`` when none is usable and every one is dead, or when
     one is usable now). ``states``: credentials by state (``ok``, ``cooling``, ``dead``).
-    ``pool``: names the pool (provider and store), the same for models sharing one."""
+    ``pool``: names the pool (provider and store), the same for models sharing one.
+    ``credentials``: each one's :class:`CredentialState`, in the pool's order."""
 
     store: str
     count: int
@@ -59,6 +77,7 @@ class CredentialHealth:
     available_in: float | None = None
     states: tuple[tuple[str, int], ...] = ()
     pool: str = ""
+    credentials: tuple[CredentialState, ...] = ()
 
 
 class CredentialSource(Protocol):
@@ -228,12 +247,19 @@ class PoolKey:
         usable = any(c.is_available(now) for c in listed)
         free_at = None if usable or not listed else pool.next_available_at(listed)
         states: dict[str, int] = {}
+        each: list[CredentialState] = []
         for cred in listed:
             state = cred.effective_status(now)
             states[state] = states.get(state, 0) + 1
+            each.append(CredentialState(
+                str(cred.label or cred.source or cred.id), cred.masked, state,
+                cred.cooldown_remaining(now) if state == "cooling" else 0.0,
+                cred.last_error_code if state != "ok" else None,
+                cred.last_error_reason if state != "ok" else None))
         return CredentialHealth(pool.health, len(listed), usable,
                                 None if free_at is None else max(0.0, free_at - now),
-                                tuple(sorted(states.items())), f"{pool.provider}@{pool.store.url}")
+                                tuple(sorted(states.items())), f"{pool.provider}@{pool.store.url}",
+                                tuple(each))
 
     def refresh(self, held: HeldCredential, error: Any = None) -> bool:
         """Report the 401: the pool refreshes an OAuth credential (single-use refresh

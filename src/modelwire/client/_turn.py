@@ -120,7 +120,9 @@ class Turn:
         extra = tuple(self.options.headers.items()) if self.options.headers else ()
         if self.watch is not None:
             extra += self.watch.headers(ep.name)
-        return self.upstream.encode(self._request(ep, stream, strip, strip_schema), lease, extra)
+        request = self.upstream.encode(self._request(ep, stream, strip, strip_schema), lease, extra)
+        tags = self.options.tags
+        return request if tags is None else dataclasses.replace(request, tags=tags)
 
     def _request(self, ep: Endpoint, stream: bool, strip: bool,
                  strip_schema: bool | None = None) -> dict[str, Any]:

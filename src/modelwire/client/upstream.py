@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..codecs import EncodedRequest, Target
 from ..errors import ModelwireError, ProviderError
 from ..wire import auth_headers
-from ._creds import CredentialHealth, HeldCredential
+from ._creds import CredentialHealth, CredentialState, HeldCredential
 
 if TYPE_CHECKING:
     from ..providers.profile import ProviderProfile
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..types import Request
     from ._core import Endpoint, Settings
 
-__all__ = ["CredentialHealth", "HeldCredential", "Upstream"]
+__all__ = ["CredentialHealth", "CredentialState", "HeldCredential", "Upstream"]
 
 log = logging.getLogger("modelwire.client")
 

@@ -2,7 +2,9 @@
 
 ``/admin/keys`` (GET list, POST create: the answer holds the new key once),
 ``/admin/keys/{id or name}`` (GET, PATCH, DELETE = revoke), ``/admin/teams`` (GET,
-POST), ``/admin/teams/{id or name}`` (GET, PATCH), ``/admin/spend?by=key|team|model&since=7d``.
+POST), ``/admin/teams/{id or name}`` (GET, PATCH), ``/admin/spend?by=key|team|model&since=7d``;
+``/admin/captures?limit=N`` and ``/admin/captures/{id}`` (GET: the request capture's
+index and one captured exchange, :mod:`.capture`; these need no teams).
 Protected by the keys in ``gateway.admin_keys_env`` (separate from client keys: a
 client key is refused here, an admin key is refused at the doors). With no admin keys
 set, or teams off, every path answers 404 saying what to set. Store calls run in a
@@ -39,12 +41,12 @@ class AdminAPI:
         admission = gateway.admission
         self.admin = None if admission is None else KeyAdmin(admission.gate.store)
 
-    def _refusal(self, request: Any) -> Reply | None:
+    def _refusal(self, request: Any, *, teams: bool = True) -> Reply | None:
         keys = self.gw.admin_keys
         if not keys.required:
             return _error(404, f"the admin API is off: set {keys.env_name} (gateway.admin_keys_env) "
                           "to one or more admin keys", "admin_off")
-        if self.admin is None:
+        if teams and self.admin is None:
             return _error(404, "the admin API needs teams: set teams.enabled: true", "teams_off")
         from .errors import GatewayError
 
@@ -126,6 +128,40 @@ class AdminAPI:
         by = (query.get("by") or ["key"])[0]
         since = (query.get("since") or ["30d"])[0]
         return await self._run(request, self._spend, by, since)
+
+    async def captures(self, request: Any) -> Reply:
+        """``GET /admin/captures?limit=N``: the newest captures first (:func:`.capture.captures_view`)."""
+        refused = self._refusal(request, teams=False)
+        if refused is not None:
+            return refused
+        from .capture import MAX_LIMIT, captures_view
+
+        query = urllib.parse.parse_qs(request.scope.get("query_string", b"").decode("latin-1"))
+        given = (query.get("limit") or ["100"])[0]
+        if not given.isdigit() or int(given) < 1:
+            return _error(400, f"limit must be a whole number from 1 to {MAX_LIMIT}, got {given!r}",
+                          "invalid_request")
+        view = await asyncio.to_thread(captures_view, self.gw.capture,
+                                       self.gw.config.gateway.capture.dir, min(int(given), MAX_LIMIT))
+        return Reply(200, orjson.dumps(view))
+
+    async def capture(self, request: Any) -> Reply:
+        """``GET /admin/captures/{id}``: one captured exchange, redacted as it was written."""
+        refused = self._refusal(request, teams=False)
+        if refused is not None:
+            return refused
+        from .capture import read
+
+        capture_id = request.scope["path_params"]["capture_id"]
+        capture, folder = self.gw.capture, self.gw.config.gateway.capture.dir
+        found = None
+        if capture is not None:
+            found = await asyncio.to_thread(capture.read, capture_id)
+        elif folder:  # capture is off: what it wrote before is still there
+            found = await asyncio.to_thread(read, folder, capture_id)
+        if found is None:
+            return _error(404, f"no capture with id {capture_id[:40]!r}", "not_found")
+        return Reply(200, orjson.dumps(found))
 
     # ------------------------------------------------------------ work (in a thread)
     def _list_keys(self) -> tuple[int, Any]:

@@ -84,7 +84,22 @@ class TeamKeys:
             except TeamsRefusal as exc:
                 raise refusal(exc) from None
             return
+        self._env_check(headers, passthrough)
+
+    def _env_check(self, headers: Mapping[str, str], passthrough: bool) -> None:
+        """A key that is not virtual must be one of ``gateway.keys_env``'s; with none
+        configured there is nothing it could be (GatewayKeys alone would let it through)."""
+        if not self.env_keys.keys:
+            raise GatewayError(401, "invalid gateway key", "invalid_key")
         self.env_keys.check(headers, passthrough=passthrough)
+
+    def identity(self, headers: Mapping[str, str], who: Identity, *,
+                 passthrough: bool = False) -> str | None:
+        """The name of the key an identified request came with: a virtual key's name (as
+        ``modelwire keys list`` shows it), else the ``keys_env`` key's fingerprint."""
+        if who is not None:
+            return who[0].name
+        return self.env_keys.identity(headers, passthrough=passthrough)
 
     async def identify(self, headers: Mapping[str, str], *, passthrough: bool = False) -> Identity:
         """The virtual key and its team, or None for a ``keys_env`` key (unlimited)."""
@@ -94,7 +109,7 @@ class TeamKeys:
                 return await self.gate.key_for(key)
             except TeamsRefusal as exc:
                 raise refusal(exc) from None
-        self.env_keys.check(headers, passthrough=passthrough)
+        self._env_check(headers, passthrough)
         return None
 
 

@@ -89,6 +89,12 @@ class Gateway:
         self.capture = _capture(gw)  # None: gateway.capture is off
         self.metrics_keys = GatewayKeys.from_env(
             gw.metrics.keys_env or "MODELWIRE_METRICS_KEYS", env)
+        # the status page's recent requests (/ui): kept only while admin keys can open it
+        self.recent: Any = None
+        if self.admin_keys.required:
+            from .ui_recent import RecentRequests
+
+            self.recent = RecentRequests()
 
     def warm_up(self) -> None:
         """Build and warm (:meth:`AsyncClient.warm <modelwire.AsyncClient.warm>`) each
@@ -222,6 +228,11 @@ class Gateway:
             "limits": self.limits.as_dict(),
         }
 
+    def opened_clients(self) -> list[tuple[str, Any]]:
+        """``(slot, client)`` of every client made so far: a model name, or with client
+        key passthrough the model name, a NUL and the key's fingerprint."""
+        return list(self._clients.items())
+
     def credential_states(self) -> list[tuple[str, str, int]]:
         """``(provider, state, count)`` over the pools opened so far (``/metrics``)."""
         counts: dict[tuple[str, str], int] = {}
@@ -269,11 +280,11 @@ class Gateway:
 def _capture(gw: Any) -> Any:
     """The request capture ``gateway.capture`` asks for (``None``: off, the default)."""
     spec = gw.capture
-    if not spec.dir or not spec.models:
+    if not spec.dir or not (spec.models or spec.keys):
         return None
     from .capture import Capture, CaptureSettings
 
-    return Capture(CaptureSettings(spec.dir, spec.models, failing_only=spec.failing_only,
+    return Capture(CaptureSettings(spec.dir, spec.models, spec.keys, failing_only=spec.failing_only,
                                    for_s=spec.for_s, max_bytes=spec.max_bytes, files=spec.files,
                                    redact=spec.redact))
 
@@ -403,6 +414,7 @@ def create_app(config: Config | None = None, *, environ: dict[str, str] | None =
         Route("/health", Endpoint(health), methods=["GET"]),
         Route("/metrics", Endpoint(metrics), methods=["GET"]),
         *_admin_routes(gateway, Endpoint),
+        *_ui_routes(gateway, Endpoint),
         Route("/", Endpoint(root), methods=["GET", "HEAD"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
@@ -411,13 +423,13 @@ def create_app(config: Config | None = None, *, environ: dict[str, str] | None =
     app.router.redirect_slashes = False
     app.state.gateway = gateway
     # exact paths only: a route with parameters needs Starlette's matching (and the admin
-    # API reads its scope: methods, query strings)
+    # API and the status page read their scope: methods, query strings, the scheme)
     return FrontDoors(app, {(r.path, m): r.app for r in routes for m in (r.methods or ())
-                            if "{" not in r.path and not r.path.startswith("/admin")})
+                            if "{" not in r.path and not r.path.startswith(("/admin", "/ui"))})
 
 
 def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
-    """``/admin/*`` (:mod:`.admin`): keys, teams and spend."""
+    """``/admin/*`` (:mod:`.admin`): keys, teams, spend and captures."""
     from starlette.routing import Route
 
     from .admin import AdminAPI
@@ -429,6 +441,24 @@ def _admin_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
         Route("/admin/teams", endpoint(api.teams), methods=["GET", "POST"]),
         Route("/admin/teams/{ref}", endpoint(api.team), methods=["GET", "PATCH"]),
         Route("/admin/spend", endpoint(api.spend), methods=["GET"]),
+        Route("/admin/captures", endpoint(api.captures), methods=["GET"]),
+        Route("/admin/captures/{capture_id:path}", endpoint(api.capture), methods=["GET"]),
+    ]
+
+
+def _ui_routes(gateway: Gateway, endpoint: Any) -> list[Any]:
+    """``/ui*`` (:mod:`.ui`): the status page, its JSON and its sign-in."""
+    from starlette.routing import Route
+
+    from .ui import StatusPage
+
+    page = StatusPage(gateway)
+    return [
+        Route("/ui", endpoint(page.page), methods=["GET"]),
+        Route("/ui/data", endpoint(page.data), methods=["GET"]),
+        Route("/ui/login", endpoint(page.login_form), methods=["GET"]),
+        Route("/ui/login", endpoint(page.login), methods=["POST"]),
+        Route("/ui/logout", endpoint(page.logout), methods=["POST"]),
     ]
 
 

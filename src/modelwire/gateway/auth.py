@@ -6,10 +6,14 @@ comparison is constant-time against every configured key. With no keys the
 gateway serves only loopback (``modelwire serve`` refuses another host and
 says why). A key sent by a client is a gateway key and is never forwarded
 upstream (unless ``client_key_passthrough`` is on).
+
+Such a key has no name: where the gateway must say which one a request came with (a
+capture line, ``gateway.capture.keys``) it names it by :func:`key_fingerprint`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
 import os
@@ -19,7 +23,7 @@ from dataclasses import dataclass
 
 from .errors import GatewayError
 
-__all__ = ["GatewayKeys", "bind_addresses", "is_loopback", "presented_key"]
+__all__ = ["GatewayKeys", "bind_addresses", "is_loopback", "key_fingerprint", "presented_key"]
 
 
 def presented_key(headers: Mapping[str, str]) -> str | None:
@@ -27,6 +31,13 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip() or None
     return headers.get("x-api-key") or None
+
+
+def key_fingerprint(key: str) -> str:
+    """``env-`` and the first 12 hex digits of the key's SHA-256: a name for a
+    ``gateway.keys_env`` key that does not give the key away (a long random key cannot be
+    found from it; a short guessable one could, as from any hash)."""
+    return "env-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def bind_addresses(host: str) -> tuple[str, ...]:
@@ -78,6 +89,16 @@ class GatewayKeys:
         """``check`` for the serving path (with teams on, :class:`~.admission.TeamKeys`
         answers who a virtual key is; these keys are all unlimited: None)."""
         self.check(headers, passthrough=passthrough)
+
+    def identity(self, headers: Mapping[str, str], who: object = None, *,
+                 passthrough: bool = False) -> str | None:
+        """The name of the key a checked request came with: its :func:`key_fingerprint`,
+        or None when no keys are configured (whatever a client sent was not checked).
+        ``who``: what :meth:`identify` returned (None here; the teams keys name theirs)."""
+        if not self.keys:
+            return None
+        key = headers.get("x-modelwire-key") if passthrough else presented_key(headers)
+        return None if key is None else key_fingerprint(key)
 
     def check(self, headers: Mapping[str, str], *, passthrough: bool = False) -> None:
         """With ``passthrough`` the usual key headers carry the client's *provider* key,

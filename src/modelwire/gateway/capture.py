@@ -1,18 +1,25 @@
 """Request capture for debugging: the upstream exchanges of chosen requests, on disk.
 
-Opt-in and time-boxed (``gateway.capture`` in the config): only requests for the listed
-models (asked, or the upstream model id served) are captured, by default only
-those that failed, and only until ``for`` has passed since the gateway started. Each
-exchange is one JSON line in ``DIR/capture.jsonl`` — the upstream request (method, path,
-headers, body) and the upstream answer (status, headers, body) — with credentials
-redacted from headers, key-like strings scrubbed from every text, and the configured
-body fields (``redact``) replaced wherever they appear. Files rotate by size
-(``capture.1.jsonl`` is the previous file; ``files`` are kept).
+Opt-in and time-boxed (``gateway.capture`` in the config). An upstream exchange is
+captured when its model is listed in ``models`` (the model asked, or the upstream model id
+served) **or** the client key the request came with is listed in ``keys`` (a virtual key's
+name, or a ``keys_env`` key's :func:`~.auth.key_fingerprint`); both empty captures
+nothing. Of those, by default only the exchanges that failed, and only until ``for`` has
+passed since the gateway started. Each exchange is one JSON line in ``DIR/capture.jsonl``:
+its id, time, model, key name, door and the gateway's request id (the access log's first
+field), then the upstream request (method, path, headers, body) and the upstream answer
+(status, headers, body), with credentials redacted from headers, key-like strings
+scrubbed from every text, and the configured body fields (``redact``) replaced wherever
+they appear. Files rotate by size (``capture.1.jsonl`` is the previous file; ``files``
+are kept).
 
+The gateway hands the key's name, the request id and the door to the capturing transport
+as the request's :attr:`~modelwire.codecs.EncodedRequest.tags` (see :func:`request_tags`).
 Lines are written by one background thread from a bounded queue, so a request never
 waits on the disk; when the queue is full a capture is dropped and counted.
-``modelwire emulate --replay DIR`` serves the captured answers to the same requests
-(:mod:`modelwire.emulator.replay`).
+:meth:`Capture.index` and :meth:`Capture.read` (``GET /admin/captures``, the status page)
+list and read them back; ``modelwire emulate --replay DIR`` serves the captured answers to
+the same requests (:mod:`modelwire.emulator.replay`).
 """
 
 from __future__ import annotations
@@ -20,20 +27,26 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import logging
+import mmap
 import os
 import pathlib
 import queue
+import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from .scrub import REDACTED, scrub
 
-__all__ = ["Capture", "CaptureSettings", "CapturingTransport", "api_mode_of"]
+if TYPE_CHECKING:
+    from ..codecs import EncodedRequest
+
+__all__ = ["Capture", "CaptureSettings", "CapturingTransport", "api_mode_of", "captures_view",
+           "index", "read", "request_tags"]
 
 log = logging.getLogger("modelwire.gateway")
 
@@ -49,6 +62,7 @@ class CaptureSettings:
 
     dir: str
     models: tuple[str, ...] = ()  # model names or globs, asked or served
+    keys: tuple[str, ...] = ()  # client key names or globs (virtual key names, env-<fingerprint>)
     failing_only: bool = True
     for_s: float = 3600.0  # the time box, from the gateway's start
     max_bytes: int = 10_000_000  # per file, before it rotates
@@ -66,15 +80,20 @@ class Capture:
         self.until = clock() + settings.for_s
         self.dropped = 0
         self.written = 0
-        self._folder = pathlib.Path(os.path.expanduser(settings.dir))
-        self._folder.mkdir(parents=True, exist_ok=True)
-        self._queue: queue.Queue[bytes | None] = queue.Queue(maxsize=queue_size)
+        self.folder = pathlib.Path(os.path.expanduser(settings.dir))
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._queue: queue.Queue[bytes | threading.Event | None] = queue.Queue(maxsize=queue_size)
         self._redact = frozenset(name.lower() for name in settings.redact)
         self._thread = threading.Thread(target=self._write_all, name="modelwire-capture",
                                         daemon=True)
         self._thread.start()
 
     # ------------------------------------------------------------ deciding
+    @property
+    def enabled(self) -> bool:
+        """Whether exchanges are captured now (inside the time box)."""
+        return self.clock() < self.until
+
     def open_for(self, failed: bool) -> bool:
         """Whether an exchange that ``failed`` (or not) may be captured now: inside the
         time box, and a failure unless ``failing_only`` is off."""
@@ -85,15 +104,30 @@ class Capture:
         return any(fnmatch.fnmatchcase(n, pattern) for n in names if n
                    for pattern in self.settings.models)
 
+    def covers_key(self, key: str | None) -> bool:
+        """Whether the client key named ``key`` (None: no checked key) is listed."""
+        return key is not None and any(fnmatch.fnmatchcase(key, pattern)
+                                       for pattern in self.settings.keys)
+
     # ------------------------------------------------------------ recording
     def record(self, *, model: str, api_mode: str, method: str, path: str, headers: Mapping[str, str], body: bytes, status: int,
-               answer_headers: Mapping[str, str], answer: bytes, failed: bool) -> None:
-        """Queue one exchange (never blocks: a full queue drops it and counts the drop)."""
+               answer_headers: Mapping[str, str], answer: bytes, failed: bool,
+               key: str | None = None, door: str | None = None,
+               request_id: str | None = None) -> str | None:
+        """Queue one exchange and return its id (never blocks: a full queue drops it,
+        counts the drop and returns None). ``key``: the client key's name, never the key."""
+        capture_id = os.urandom(6).hex()
+        # the summary fields come first and are scalars: index() reads a line's head only
         line = orjson.dumps({
-            "v": 1,
+            "v": 2,
+            "id": capture_id,
             "time": round(self.clock(), 3),
             "model": model,
+            "key": key,
+            "door": door,
+            "request_id": request_id,
             "api_mode": api_mode,
+            "status": status,
             "failed": failed,
             "request": {"method": method, "path": path, "headers": self._headers(headers),
                         "body": self._body(body)},
@@ -104,6 +138,19 @@ class Capture:
             self._queue.put_nowait(line)
         except queue.Full:
             self.dropped += 1
+            return None
+        return capture_id
+
+    def flush(self, timeout: float = 2.0) -> bool:
+        """Wait until what was queued before this call is on disk (False: not in time)."""
+        if not self._thread.is_alive():
+            return False
+        done = threading.Event()
+        try:
+            self._queue.put(done, timeout=timeout)
+        except queue.Full:
+            return False
+        return done.wait(timeout)
 
     def close(self, timeout: float = 5.0) -> None:
         """Write what is queued and stop the writer."""
@@ -112,6 +159,18 @@ class Capture:
         except queue.Full:
             return
         self._thread.join(timeout)
+
+    # ------------------------------------------------------------ reading
+    def index(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest ``limit`` captures' summaries, newest first (see :func:`index`),
+        this process's queued ones included. Reads files: call it in a thread."""
+        self.flush()
+        return index(self.folder, limit)
+
+    def read(self, capture_id: str) -> dict[str, Any] | None:
+        """One captured exchange, as written (redacted), or None (see :func:`read`)."""
+        self.flush()
+        return read(self.folder, capture_id)
 
     def _headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -140,11 +199,14 @@ class Capture:
 
     # ------------------------------------------------------------ writing
     def _write_all(self) -> None:
-        path = self._folder / "capture.jsonl"
+        path = self.folder / "capture.jsonl"
         while True:
             line = self._queue.get()
             if line is None:
                 return
+            if isinstance(line, threading.Event):
+                line.set()  # a flush: everything before it is written
+                continue
             try:
                 if path.exists() and path.stat().st_size + len(line) > self.settings.max_bytes:
                     self._rotate(path)
@@ -157,16 +219,135 @@ class Capture:
 
     def _rotate(self, path: pathlib.Path) -> None:
         keep = max(1, self.settings.files)
-        oldest = self._folder / f"capture.{keep - 1}.jsonl"
+        oldest = self.folder / f"capture.{keep - 1}.jsonl"
         if keep == 1:
             path.unlink(missing_ok=True)
             return
         oldest.unlink(missing_ok=True)
         for n in range(keep - 2, 0, -1):
-            older = self._folder / f"capture.{n}.jsonl"
+            older = self.folder / f"capture.{n}.jsonl"
             if older.exists():
-                older.rename(self._folder / f"capture.{n + 1}.jsonl")
-        path.rename(self._folder / "capture.1.jsonl")
+                older.rename(self.folder / f"capture.{n + 1}.jsonl")
+        path.rename(self.folder / "capture.1.jsonl")
+
+
+# ---------------------------------------------------------------- reading the files
+MAX_LIMIT = 1000
+_ID = re.compile(r"[0-9a-f]{12}")
+_HEAD_END = b',"request":'  # the first field after a line's summary (no scalar holds it raw)
+_SUMMARY = ("id", "time", "model", "key", "door", "status", "failed", "request_id", "api_mode")
+
+
+def _files(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The capture files, newest first: capture.jsonl, then capture.1.jsonl, ..."""
+    found = []
+    for path in folder.glob("capture*.jsonl"):
+        parts = path.name.split(".")
+        if len(parts) == 2:
+            found.append((0, path))
+        elif len(parts) == 3 and parts[1].isdigit():
+            found.append((int(parts[1]), path))
+    return [path for _, path in sorted(found)]
+
+
+@contextlib.contextmanager
+def _mapped(path: pathlib.Path) -> Iterator[mmap.mmap | None]:
+    """The file's bytes as an ``mmap`` (None: empty or gone): read without loading it."""
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:  # rotated away since it was listed
+        yield None
+        return
+    with f:
+        if os.fstat(f.fileno()).st_size == 0:
+            yield None
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            yield mm
+
+
+def index(folder: str | os.PathLike[str], limit: int = 100) -> list[dict[str, Any]]:
+    """The newest ``limit`` (at most :data:`MAX_LIMIT`) captures in ``folder``, newest
+    first: ``id``, ``time``, ``model``, ``key``, ``door``, ``status``, ``failed``,
+    ``request_id``, ``api_mode`` and ``bytes`` (the line's size on disk). Files are
+    read from their ends and only each line's summary is parsed; lines without an
+    ``id`` (written before ids were) are left out."""
+    limit = max(0, min(limit, MAX_LIMIT))
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()  # a rotation while reading may show a file twice
+    root = pathlib.Path(os.path.expanduser(folder))
+    for path in _files(root) if root.is_dir() else ():
+        if len(out) >= limit:
+            break
+        with _mapped(path) as mm:
+            if mm is not None:
+                _summaries(mm, limit, out, seen)
+    return out
+
+
+def _summaries(mm: mmap.mmap, limit: int, out: list[dict[str, Any]], seen: set[str]) -> None:
+    end = mm.rfind(b"\n") + 1  # a line still being written has no newline yet: skipped
+    while end > 0 and len(out) < limit:
+        start = mm.rfind(b"\n", 0, end - 1) + 1
+        cut = mm.find(_HEAD_END, start, end)
+        if cut > start:
+            try:
+                head = orjson.loads(mm[start:cut] + b"}")
+            except orjson.JSONDecodeError:
+                head = None
+            capture_id = head.get("id") if isinstance(head, dict) else None
+            if isinstance(head, dict) and isinstance(capture_id, str) and capture_id not in seen:
+                seen.add(capture_id)
+                entry = {name: head.get(name) for name in _SUMMARY}
+                entry["bytes"] = end - start
+                out.append(entry)
+        end = start
+
+
+def read(folder: str | os.PathLike[str], capture_id: str) -> dict[str, Any] | None:
+    """The captured exchange ``capture_id`` in ``folder`` (the whole line, redacted as it
+    was written), or None: unknown, or not an id at all (an id is never a path)."""
+    if not isinstance(capture_id, str) or not _ID.fullmatch(capture_id):
+        return None
+    needle = b'{"v":2,"id":"' + capture_id.encode() + b'"'
+    root = pathlib.Path(os.path.expanduser(folder))
+    for path in _files(root) if root.is_dir() else ():
+        with _mapped(path) as mm:
+            if mm is None:
+                continue
+            if mm[:len(needle)] == needle:
+                at = 0
+            else:
+                hit = mm.find(b"\n" + needle)
+                if hit < 0:
+                    continue
+                at = hit + 1
+            stop = mm.find(b"\n", at)
+            try:
+                record = orjson.loads(mm[at:stop if stop >= 0 else len(mm)])
+            except orjson.JSONDecodeError:  # still being written
+                return None
+            return record if isinstance(record, dict) else None
+    return None
+
+
+def captures_view(capture: Capture | None, folder: str | None, limit: int = 100) -> dict[str, Any]:
+    """``GET /admin/captures``'s answer (the status page shows the same): ``{"dir",
+    "enabled", "captures"}``; ``capture`` None (capture off) still lists ``folder``'s files.
+    Reads files: call it in a thread (``asyncio.to_thread``), never on the event loop."""
+    if capture is not None:
+        return {"dir": str(capture.folder), "enabled": capture.enabled, "captures": capture.index(limit)}
+    return {"dir": folder or "", "enabled": False,
+            "captures": index(folder, limit) if folder else []}
+
+
+def request_tags(key: str | None, request_id: str, door: str) -> dict[str, str]:
+    """The :attr:`~modelwire.codecs.EncodedRequest.tags` a gateway request's upstream
+    exchanges carry to the capturing transport (``key``: the client key's name)."""
+    tags = {"request_id": request_id, "door": door}
+    if key is not None:
+        tags["key"] = key
+    return tags
 
 
 _STREAM_CAP = 4_000_000  # bytes of one streamed answer kept for a capture
@@ -182,41 +363,55 @@ def api_mode_of(path: str) -> str:
 
 
 class CapturingTransport:
-    """An async transport handing each exchange of one configured model to a
-    :class:`Capture` when it wants it (the wrapped transport does the work)."""
+    """An async transport handing the exchanges of one configured model's client to a
+    :class:`Capture` when it wants them (the wrapped transport does the work): by the
+    model, or by the client key named in the request's ``tags``."""
 
     def __init__(self, inner: Any, capture: Capture, *, model: str) -> None:
         self.inner = inner
         self.capture = capture
         self.model = model
 
-    async def send(self, request: Any, base_url: str, timeouts: Any) -> Any:
+    async def send(self, request: EncodedRequest, base_url: str, timeouts: Any) -> Any:
         resp = await self.inner.send(request, base_url, timeouts)
-        self._record(request, resp.status, resp.headers, resp.body)
+        if self.wants(request, resp.status >= 400):
+            self._record(request, resp.status, resp.headers, resp.body)
         return resp
 
     @contextlib.asynccontextmanager
-    async def stream(self, request: Any, base_url: str, timeouts: Any) -> AsyncIterator[Any]:
+    async def stream(self, request: EncodedRequest, base_url: str, timeouts: Any) -> AsyncIterator[Any]:
         async with self.inner.stream(request, base_url, timeouts) as resp:
-            tee = _Tee(resp, keep=self.capture.open_for(resp.status >= 400))
+            # decided at the answer's head: a stream nobody captures keeps none of its bytes
+            wanted = self.wants(request, resp.status >= 400)
+            tee = _Tee(resp, keep=wanted)
             try:
                 yield tee
             finally:
-                self._record(request, resp.status, resp.headers, b"".join(tee.seen))
+                if wanted:
+                    self._record(request, resp.status, resp.headers, b"".join(tee.seen))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def _record(self, request: Any, status: int, headers: Mapping[str, str], body: bytes) -> None:
-        failed = status >= 400
-        if not self.capture.open_for(failed):
-            return  # decided before the body is parsed for the served model's name
-        if not self.capture.covers(self.model, _model_of(request.body)):
-            return
+    def wants(self, request: EncodedRequest, failed: bool) -> bool:
+        """Whether this exchange is captured (the module docstring's rule); the body is
+        parsed for the served model's id only when nothing cheaper decided."""
+        capture = self.capture
+        if not capture.open_for(failed):
+            return False
+        tags = request.tags
+        if tags is not None and capture.covers_key(tags.get("key")):
+            return True
+        if not capture.settings.models:
+            return False
+        return capture.covers(self.model) or capture.covers(_model_of(request.body))
+
+    def _record(self, request: EncodedRequest, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        tags = request.tags or {}
         self.capture.record(model=self.model, api_mode=api_mode_of(request.path), method=request.method,
                             path=request.path, headers=request.headers, body=request.body,
-                            status=status, answer_headers=headers, answer=body,
-                            failed=failed)
+                            status=status, answer_headers=headers, answer=body, failed=status >= 400,
+                            key=tags.get("key"), door=tags.get("door"), request_id=tags.get("request_id"))
 
 
 class _Tee:

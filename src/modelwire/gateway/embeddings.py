@@ -41,6 +41,7 @@ class EmbeddingsDoor:
     async def __call__(self, request: Any) -> Any:
         gw = self.gw
         ctx = Ctx("embeddings", request_id(), time.perf_counter(), gw.access_log)
+        ctx.recent = gw.recent
         held: str | None = None  # the model whose slot this request holds
         try:
             if gw.draining:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import orjson
@@ -53,14 +53,15 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
 
 
 async def forward(upstream: Upstream, door: Door, req: dict[str, Any], ctx: Any,
-                  client_headers: Any, *, hand_over: bool = True) -> Any:
+                  client_headers: Any, *, hand_over: bool = True,
+                  tags: Mapping[str, str] | None = None) -> Any:
     """The response, or ``None`` to let the translating path (with its ladder) serve it;
     never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:
-    the upstream's error is the answer)."""
+    the upstream's error is the answer). ``tags``: the request's, for the transport."""
     from .serving import Reply
 
     stream = bool(req.get("stream"))
-    fwd = Forward(upstream, door, ctx.raw, stream, client_headers, ctx.raw_model)
+    fwd = Forward(upstream, door, ctx.raw, stream, client_headers, ctx.raw_model, tags)
     before = time.perf_counter()
     overhead = (before - ctx.started) * 1000
     if not stream:

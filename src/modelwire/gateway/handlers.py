@@ -154,6 +154,7 @@ class _Handlers:
         ctx = Ctx(door.api_mode, request_id(), time.perf_counter(), self.gw.access_log, int(time.time()))
         held: str | None = None  # the model whose slot this request holds
         observe = ctx.observe = self.gw.observe
+        ctx.recent = self.gw.recent
         if observe is not None and observe.tracer is not None:
             observe.started(ctx, _DOOR_PATHS[door.api_mode], request.headers)
         ticket = None  # teams: the request's reservation, settled once it is served
@@ -178,10 +179,11 @@ class _Handlers:
             client = self.gw.client(ctx.model, request.headers)
             if self.gw.admission is not None:
                 ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
+            tags = None if self.gw.capture is None else self._capture_tags(request, who, ctx)
             if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
-                                          hand_over=ctx.unexpressible is None)
+                                          hand_over=ctx.unexpressible is None, tags=tags)
                 if forwarded is not None:
                     if held is not None:
                         held = self._hand_slot(forwarded, held)
@@ -194,6 +196,8 @@ class _Handlers:
             if door.api_mode == "responses" and req.get("tools"):
                 self._fit_tools(req, client, ctx)
             opts = client_options(req, door.api_mode)
+            if tags is not None:
+                opts["tags"] = tags
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
                 streamed = await self._stream(client, req, opts, ctx, door)
@@ -240,6 +244,14 @@ class _Handlers:
                 ctx.log()
             if ctx.span_token is not None:
                 observe.detach(ctx)
+
+    def _capture_tags(self, request: Any, who: Any, ctx: Ctx) -> dict[str, str]:
+        """What the capturing transport records of this request: its client key's name
+        (never the key), the request id and the door (gateway.capture is on)."""
+        from .capture import request_tags
+
+        key = self.gw.keys.identity(request.headers, who, passthrough=self.gw.passthrough_keys)
+        return request_tags(key, ctx.request_id, ctx.door)
 
     def _hand_slot(self, reply: Any, held: str) -> str | None:
         """A streamed reply keeps the model's slot until its stream ends; what is left

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,7 +188,8 @@ class Forward:
     __slots__ = ("lease", "request", "stream", "upstream")
 
     def __init__(self, upstream: Upstream, door: Door, raw: bytes, stream: bool,
-                 client_headers: Any, raw_model: Any = _PARSE) -> None:
+                 client_headers: Any, raw_model: Any = _PARSE,
+                 tags: Mapping[str, str] | None = None) -> None:
         self.upstream = upstream
         self.lease: HeldCredential = upstream.lease()
         method, path, headers = upstream.head(stream)
@@ -196,7 +198,8 @@ class Forward:
             value = client_headers.get(name)
             if value:
                 headers[name] = value
-        self.request = EncodedRequest(method, path, headers, replace_model(raw, upstream.model_id, raw_model))
+        self.request = EncodedRequest(method, path, headers, replace_model(raw, upstream.model_id, raw_model),
+                                      tags)
         self.stream = stream
 
     def succeeded(self) -> None:

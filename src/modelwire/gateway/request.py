@@ -143,6 +143,7 @@ class Ctx:
     first_token: float | None = None  # perf_counter of a stream's first event
     span: Any = None
     span_token: Any = None
+    recent: Any = None  # the status page's ring (.ui_recent; None: /ui is off)
 
     def __init__(self, door: str, request_id: str, started: float, enabled: bool = True,
                  created: int = 0) -> None:
@@ -159,6 +160,8 @@ class Ctx:
         request's path."""
         if self.observe is not None:
             self.observe.finished(self)
+        if self.recent is not None:
+            self.recent.record(self)
         if not self.enabled or not access_log.isEnabledFor(logging.INFO):
             return
         args = (self.request_id, self.door, self.model, self.upstream, self.status,

@@ -10,7 +10,7 @@ only; the gateway imports this package, never the reverse.
 
 from __future__ import annotations
 
-from .model import Budget, Scope, SpendRow, SpendTotal, Team, VirtualKey
+from .model import Budget, Scope, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 from .store import (
     BudgetExhausted,
     Demand,
@@ -34,6 +34,7 @@ __all__ = [
     "RateLimited",
     "Reservation",
     "Scope",
+    "SpendPoint",
     "SpendRow",
     "SpendTotal",
     "Team",

@@ -12,6 +12,7 @@ from typing import Any
 from .model import (
     Budget,
     SpendBy,
+    SpendPoint,
     SpendTotal,
     Team,
     VirtualKey,
@@ -189,6 +190,16 @@ class KeyAdmin:
             raise ValueError(f"by: one of {', '.join(SPEND_BY)}, got {by!r}")
         start = since if isinstance(since, (int, float)) else self._clock() - parse_duration(since)
         return self.store.spend(by, float(start))  # type: ignore[arg-type]
+
+    def spend_series(self, since: str | float) -> tuple[float, list[SpendPoint]]:
+        """The spend record per step since ``since``: per hour up to two days, per day
+        beyond; every step there, oldest first (one without rows is 0). Returns the step."""
+        now = self._clock()
+        start = float(since) if isinstance(since, (int, float)) else now - parse_duration(since)
+        step = 3600.0 if now - start <= 2 * 86400 else 86400.0
+        found = {round((p.start - start) / step): p for p in self.store.spend_series(start, step)}
+        count = max(1, int(-(-(now - start) // step)))
+        return step, [found.get(i) or SpendPoint(start + i * step, 0, 0.0) for i in range(count)]
 
     def spent_now(self, owner: VirtualKey | Team) -> float:
         """What ``owner`` spent in its budget's current period (all time without one)."""

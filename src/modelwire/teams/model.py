@@ -27,6 +27,7 @@ __all__ = [
     "Scope",
     "ScopeKind",
     "SpendBy",
+    "SpendPoint",
     "SpendRow",
     "SpendTotal",
     "Team",
@@ -225,3 +226,13 @@ class SpendTotal:
     cost_usd: float
     unpriced: int = 0  # requests whose cost is unknown (not in cost_usd)
     name: str = ""  # the key's or team's name, where the store knows it
+
+
+@dataclass(frozen=True, slots=True)
+class SpendPoint:
+    """The spend rows of one time step (``modelwire spend``'s sparkline): ``start`` (Unix
+    seconds), how many requests, and their known cost."""
+
+    start: float
+    requests: int
+    cost_usd: float

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from ..errors import ConfigError
 from .migrate import pending
-from .model import Scope, SpendBy, SpendRow, SpendTotal, Team, VirtualKey
+from .model import Scope, SpendBy, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 from .records import key_from_record, key_to_record, team_from_record, team_to_record
 
 __all__ = ["PostgresKeyStore", "connect", "safe_url"]
@@ -222,6 +222,13 @@ class PostgresKeyStore:
             f"SELECT COALESCE(SUM(cost_usd), 0) FROM modelwire_spend "
             f"WHERE {column} = %s AND time >= %s", (scope.id, _time(since))).fetchone())
         return float(row[0])
+
+    def spend_series(self, since: float, step: float) -> list[SpendPoint]:
+        rows = self._run(lambda db: db.execute(
+            "SELECT floor((extract(epoch FROM time) - %s) / %s)::bigint, COUNT(*), "
+            "COALESCE(SUM(cost_usd), 0) FROM modelwire_spend WHERE time >= %s GROUP BY 1 ORDER BY 1",
+            (since, step, _time(since))).fetchall())
+        return [SpendPoint(since + int(i) * step, int(n), float(c)) for i, n, c in rows]
 
     def close(self) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from ..errors import ConfigError
-from .model import Scope, SpendBy, SpendRow, SpendTotal, Team, VirtualKey
+from .model import Scope, SpendBy, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 from .records import key_from_record, key_to_record, team_from_record, team_to_record
 
 __all__ = ["SQLiteKeyStore"]
@@ -198,6 +198,12 @@ class SQLiteKeyStore:
             f"SELECT COALESCE(SUM(cost_usd), 0) FROM spend WHERE {column} = ? AND time >= ?",
             (scope.id, since)).fetchone()
         return float(row[0])
+
+    def spend_series(self, since: float, step: float) -> list[SpendPoint]:
+        rows = self._db().execute(
+            "SELECT CAST((time - ?) / ? AS INTEGER), COUNT(*), COALESCE(SUM(cost_usd), 0) FROM spend "
+            "WHERE time >= ? GROUP BY 1 ORDER BY 1", (since, step, since)).fetchall()
+        return [SpendPoint(since + int(i) * step, int(n), float(c)) for i, n, c in rows]
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

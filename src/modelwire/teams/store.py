@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from ..errors import ModelwireError
-from .model import Scope, SpendBy, SpendRow, SpendTotal, Team, VirtualKey
+from .model import Scope, SpendBy, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 
 __all__ = [
     "BudgetExhausted",
@@ -129,6 +129,8 @@ class KeyStore(Protocol):
     def add_spend(self, rows: Sequence[SpendRow]) -> None: ...  # one transaction
     def spend(self, by: SpendBy, since: float) -> list[SpendTotal]: ...  # most cost first
     def spent(self, scope: Scope, since: float) -> float: ...  # USD of priced rows
+    # per step of ``step`` seconds from ``since``, oldest first; steps without rows left out
+    def spend_series(self, since: float, step: float) -> list[SpendPoint]: ...
     def close(self) -> None: ...
 
 

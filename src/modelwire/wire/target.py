@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -50,12 +51,17 @@ def auth_headers(profile: ProviderProfile, api_key: str | None) -> dict[str, str
 
 @dataclass(frozen=True, slots=True)
 class EncodedRequest:
-    """An HTTP request, ready for a transport: ``path`` is relative to the base URL."""
+    """An HTTP request, ready for a transport: ``path`` is relative to the base URL.
+
+    ``tags``: facts about the request for the transport and whatever wraps it (the
+    gateway's capture reads the client key's name, the request id and the door), never
+    sent; the caller's ``tags=`` of :meth:`modelwire.AsyncClient.complete`."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
+    tags: Mapping[str, str] | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:  # never show auth headers
         shown = {k: ("<redacted>" if k in _SECRET_HEADERS else v) for k, v in self.headers.items()}
