@@ -41,6 +41,17 @@ def test_every_catalog_row_is_in_the_providers_table() -> None:
         assert f"| `{name}` |" in page
 
 
+def test_the_price_table_shows_every_row_with_its_source_date_and_whether_it_was_verified() -> None:
+    from modelwire.providers.prices import PRICES
+
+    page = hooks.prices_table()
+    lines = {line.split(" | ")[0]: line for line in page.splitlines() if line.startswith("| `")}
+    for key, price in PRICES.items():
+        line = lines[f"| `{key}`"]
+        assert f"]({price.source})" in line and f" {price.checked} " in line
+        assert line.endswith("| yes |") == price.verified
+
+
 def test_the_errors_tree_has_every_exported_error() -> None:
     import modelwire
     from modelwire import errors

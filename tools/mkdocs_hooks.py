@@ -83,7 +83,7 @@ _MEANING = {
 _FORMS = {
     "CredentialPoolConfig.store": "`sqlite:///path`, `redis://host:port/db` or `rediss://...` (TLS).",
     "TeamsConfig.store": "`sqlite:///path` or `postgresql://user@host/db`.",
-    "TeamsConfig.limiter": "`redis://host:port/db` or `rediss://...` (TLS).",
+    "TeamsConfig.limiter": "`redis://host:port/db`, `rediss://...` (TLS) or `sqlite` (the store's file).",
 }
 
 # field -> the module constant listing its allowed values
@@ -251,6 +251,29 @@ def _provider_notes(p: Any) -> list[str]:
     return notes
 
 
+# ------------------------------------------------------------------ prices
+
+
+def prices_table() -> str:
+    from modelwire.providers.prices import PRICES
+
+    def rate(value: float | None) -> str:
+        return "—" if value is None else f"{value:g}"
+
+    rows = [
+        "| model | input | output | cache read | cache write | reasoning | source | read | verified |",
+        "|---|---:|---:|---:|---:|---:|---|---|---|",
+    ]
+    for key in sorted(PRICES):
+        p = PRICES[key]
+        host = p.source.split("//", 1)[-1].split("/", 1)[0]
+        rows.append(f"| `{key}` | {rate(p.input)} | {rate(p.output)} | {rate(p.cache_read)} | "
+                    f"{rate(p.cache_write)} | {rate(p.reasoning)} | [{host}]({p.source}) | "
+                    f"{p.checked} | {'yes' if p.verified else '**no**: third-party copies only'} |")
+    unverified = sum(not p.verified for p in PRICES.values())
+    return (f"{len(PRICES)} rows, {unverified} of them unverified.\n\n" + "\n".join(rows))
+
+
 # ------------------------------------------------------------------ errors
 
 
@@ -367,6 +390,7 @@ def draw_chart(chart: dict[str, Any]) -> bytes:
 GENERATORS: dict[str, Callable[[], str]] = {
     "config": config_reference,
     "providers": providers_table,
+    "prices": prices_table,
     "errors": errors_tree,
     "cli": cli_reference,
     "performance": performance_tables,

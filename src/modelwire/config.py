@@ -206,7 +206,8 @@ class TeamsConfig:
     enabled: bool = False
     # sqlite:///path (unset: the credential store's SQLite file) or postgresql://...
     store: str | None = None
-    # unset: counters in the gateway process (one process per store); redis://host:port/db
+    # unset: in the gateway process (--workers 1) or the store's SQLite file (--workers N);
+    # sqlite: that file always (several serves on one machine); redis://host:port/db
     limiter: str | None = None
     key_cache_ttl: float = 0.5  # seconds a key record is cached: a revocation takes this long
     default_max_tokens: int = 4096  # the reserved answer size of a request without max_tokens
@@ -706,9 +707,13 @@ class _Validator:
             raise self.fail("teams.store",
                             f"expected sqlite:///path or postgresql://host/db, got {store!r}")
         limiter = self.string(spec.get("limiter"), "teams.limiter", optional=True)
-        if limiter is not None and not limiter.startswith(("redis://", "rediss://")):
-            raise self.fail("teams.limiter",
-                            f"expected redis://host:port/db (or leave it unset), got {limiter!r}")
+        if limiter is not None and limiter != "sqlite" and \
+                not limiter.startswith(("redis://", "rediss://")):
+            raise self.fail("teams.limiter", "expected redis://host:port/db, sqlite (the "
+                            f"store's file) or leave it unset, got {limiter!r}")
+        if limiter == "sqlite" and store is not None and not store.startswith("sqlite://"):
+            raise self.fail("teams.limiter", "sqlite keeps the counters in the store's SQLite "
+                            f"file, but teams.store is {store.split('@')[-1]!r}: use redis://")
         return TeamsConfig(
             enabled=self.boolean(spec.get("enabled"), "teams.enabled", defaults.enabled),
             store=store, limiter=limiter,

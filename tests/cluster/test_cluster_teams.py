@@ -159,3 +159,37 @@ def test_with_redis_gone_both_instances_serve_say_degraded_and_recover(cluster: 
                     break
                 assert time.monotonic() < deadline, "still degraded with Redis back"
                 time.sleep(0.25)
+
+
+def test_sigkill_loses_only_the_rows_of_the_last_flush_interval(cluster: Cluster):
+    """The documented bound on Redis + PostgreSQL: an instance killed with SIGKILL loses
+    the rows of the requests it answered in the last ``teams.spend_flush_s`` (plus the
+    batch being written), never older ones, and never writes one twice."""
+    import signal
+
+    from .conftest import cluster_config
+
+    flush = cluster_config(cluster.emulator, cluster.store_url, cluster.redis.url)["teams"]["spend_flush_s"]
+    slack = 0.5  # the batch under way when the kill came: one COPY round trip, and then some
+    a, _ = cluster.gateways
+    name, secret = make_key(cluster)
+    answered: list[tuple[str, float]] = []
+    with httpx.Client(timeout=30) as client:
+        started = time.monotonic()
+        while time.monotonic() - started < 2.0:
+            r = chat(client, a.base, secret)
+            assert r.status_code == 200, r.text
+            answered.append((r.headers["x-request-id"], time.monotonic()))
+    a.signal(signal.SIGKILL)
+    killed = time.monotonic()
+    assert a.wait_gone(10) == -signal.SIGKILL
+    time.sleep(0.5)  # nothing more can come from it; the other instance writes no rows of a's
+    rows = [rid for rid, _, _ in spend_rows(cluster, name)]
+    assert len(rows) == len(set(rows))
+    missing = {rid for rid, at in answered} - set(rows)
+    assert set(rows) <= {rid for rid, _ in answered}
+    for rid, at in answered:
+        if rid in missing:
+            assert killed - at < flush + slack, (killed - at, flush)
+    old = [rid for rid, at in answered if killed - at >= flush + slack]
+    assert old and not missing & set(old)

@@ -15,12 +15,50 @@ def _usage(**counts):
     return {**empty_usage(), **counts}
 
 
-def test_every_row_names_a_catalog_provider_its_source_and_the_day_it_was_read():
-    for key, price in PRICES.items():
-        provider, _, model = key.partition("/")
-        assert provider in CATALOG and model, key
-        assert price.source.startswith("https://") and len(price.checked) == 10, key
-        assert price.input >= 0 and price.output >= 0, key
+# each provider's own domains: a row cites its provider's page, never a copy of it
+OWN_DOMAINS = {
+    "anthropic": ("claude.com", "anthropic.com"),
+    "openai": ("openai.com",),
+    "gemini": ("ai.google.dev",),
+    "xai": ("x.ai",),
+    "mistral": ("mistral.ai",),
+    "groq": ("groq.com",),
+    "deepseek": ("deepseek.com",),
+}
+
+
+@pytest.mark.parametrize("key", sorted(PRICES))
+def test_every_row_cites_its_providers_own_page_and_the_day_it_was_read(key):
+    import datetime
+    import urllib.parse
+
+    price = PRICES[key]
+    provider, _, model = key.partition("/")
+    assert provider in CATALOG and model
+    url = urllib.parse.urlsplit(price.source)
+    host = url.hostname or ""
+    assert url.scheme == "https"
+    assert any(host == d or host.endswith("." + d) for d in OWN_DOMAINS[provider]), host
+    datetime.date.fromisoformat(price.checked)
+    assert price.input >= 0 and price.output >= 0
+
+
+def test_rows_read_only_in_third_party_copies_say_so():
+    unverified = {k for k, p in PRICES.items() if not p.verified}
+    assert {k.split("/")[0] for k in unverified} >= {"openai", "gemini", "mistral", "groq"}
+    assert PRICES["xai/grok-4.20-0309-reasoning"].verified
+    assert PRICES["anthropic/claude-sonnet-4-5"].verified
+
+
+def test_an_unverified_row_is_still_priced_so_budgets_see_its_requests():
+    gpt5 = price_for("openai", "gpt-5")
+    assert gpt5 is not None and not gpt5.verified
+    assert gpt5.cost({"prompt_tokens": 1_000_000, "completion_tokens": 0}) == pytest.approx(1.25)
+
+
+def test_a_row_from_config_is_the_users_own_and_counts_as_verified():
+    config = config_from_dict({"prices": {"openai/gpt-5": {"input": 1, "output": 2}}})
+    assert price_for("openai", "gpt-5", config.prices).verified
 
 
 def test_each_kind_of_token_is_priced_at_its_own_rate():

@@ -27,3 +27,18 @@ def test_teams_section_is_validated_with_the_key_path():
         config_from_dict({"teams": {"limiter": "memcached://x"}})
     with pytest.raises(ConfigError, match=r"teams\.budget: unknown key"):
         config_from_dict({"teams": {"budget": 5}})
+
+
+def test_the_limiter_follows_the_number_of_workers_unless_the_config_names_one(tmp_path):
+    from modelwire.teams.backends import open_limiter, open_store
+    from modelwire.teams.limiter import LocalLimiter
+    from modelwire.teams.sqlite_limiter import SQLiteLimiter
+
+    store = open_store(f"sqlite:///{tmp_path / 'state.db'}")
+    assert isinstance(open_limiter(None, store, workers=1), LocalLimiter)
+    assert isinstance(open_limiter(None, store, workers=2), SQLiteLimiter)
+    assert isinstance(open_limiter("sqlite", store, workers=1), SQLiteLimiter)
+    assert config_from_dict({"teams": {"limiter": "sqlite"}}).teams.limiter == "sqlite"
+    with pytest.raises(ConfigError, match=r"teams\.limiter: sqlite keeps the counters in the "
+                                          r"store's SQLite file, but teams\.store is 'db/mw'"):
+        config_from_dict({"teams": {"limiter": "sqlite", "store": "postgresql://mw@db/mw"}})

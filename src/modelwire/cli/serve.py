@@ -54,9 +54,12 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
     teams = getattr(config, "teams", None)
     teams_on = bool(getattr(teams, "enabled", False))  # every request then needs a key
     if teams_on and workers > 1 and not getattr(teams, "limiter", None):
-        click.echo(f"warning: {workers} workers without teams.limiter: each worker keeps its "
-                   "own rate and budget counters (set teams.limiter: redis://... to share "
-                   "them)", err=True)
+        from ..teams.backends import store_url
+
+        if not store_url(config).startswith("sqlite:"):  # SQLite's file shares them
+            click.echo(f"warning: {workers} workers without teams.limiter: each worker keeps "
+                       "its own rate and budget counters (set teams.limiter: redis://... to "
+                       "share them)", err=True)
     if not teams_on and not GatewayKeys.from_env(keys_env).required and not is_loopback(host):
         raise click.UsageError(
             f"refusing to serve on {host} without gateway keys: anyone who can reach it could "
@@ -67,6 +70,7 @@ def command(config_path: str | None, host: str, port: int, workers: int, grace: 
         # every worker must open the others' seals
         os.environ[seal_env] = secrets.token_urlsafe(32)
     os.environ["MODELWIRE_SHUTDOWN_GRACE"] = str(grace)
+    os.environ["MODELWIRE_SERVE_WORKERS"] = str(workers)  # teams: share counters when > 1
     os.environ["MODELWIRE_SERVE_HOST"] = host  # metrics are on by default on loopback only
     options: dict[str, Any] = {
         # uvicorn's own limit comes after ours, so streams end with an error event

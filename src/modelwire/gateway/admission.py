@@ -120,7 +120,9 @@ class Admission:
         self.gate = gate
 
     @classmethod
-    def from_config(cls, config: Any) -> Admission | None:
+    def from_config(cls, config: Any, *, workers: int = 1) -> Admission | None:
+        """``workers``: the gateway processes serving this config on this machine (``serve
+        --workers``); more than one shares the counters through the SQLite store's file."""
         teams = getattr(config, "teams", None)
         if teams is None or not teams.enabled:
             return None
@@ -129,13 +131,13 @@ class Admission:
 
         store = open_store(store_url(config))
         prefix = getattr(getattr(config, "credential_pool", None), "prefix", "modelwire:")
-        limiter = open_limiter(teams.limiter, store, prefix=prefix)
+        limiter = open_limiter(teams.limiter, store, prefix=prefix, workers=workers)
         writer = SpendWriter(store, max_rows=teams.spend_queue, interval=teams.spend_flush_s)
         return cls(Gate(store, limiter, writer, ttl=teams.key_cache_ttl,
                         default_max_tokens=teams.default_max_tokens))
 
     async def admit(self, who: Identity, model: str, client: Any, req: Mapping[str, Any],
-                    raw: bytes) -> Admitted:
+                    raw: bytes, request_id: str = "") -> Admitted:
         """Reserve the request's worst case, or raise its refusal (a GatewayError).
         The input estimate is the body's size / 3: above the token count of any
         English or code prompt (about 4 bytes a token, plus JSON), so settling gives back."""
@@ -144,7 +146,8 @@ class Admission:
         try:
             ticket = await self.gate.admit(key, team, model, getattr(client, "price", None),
                                            len(raw) // 3,
-                                           max_tokens if isinstance(max_tokens, int) else None)
+                                           max_tokens if isinstance(max_tokens, int) else None,
+                                           request_id)
         except TeamsRefusal as exc:
             raise refusal(exc) from None
         return Admitted(ticket, client)

@@ -42,7 +42,9 @@ class Gateway:
         if config.teams.enabled:
             from .admission import Admission, TeamKeys
 
-            self.admission = Admission.from_config(config)
+            # serve --workers N tells its workers N (cli/serve.py)
+            workers = int(env.get("MODELWIRE_SERVE_WORKERS") or 1)
+            self.admission = Admission.from_config(config, workers=workers)
             self.keys = TeamKeys(self.keys, self.admission.gate)  # type: ignore[assignment]
         self.admin_keys = GatewayKeys.from_env(gw.admin_keys_env or "MODELWIRE_ADMIN_KEYS", env)
         self.models = ModelTable.from_config(config)

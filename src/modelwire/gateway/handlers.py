@@ -178,7 +178,8 @@ class _Handlers:
                 held = ctx.model
             client = self.gw.client(ctx.model, request.headers)
             if self.gw.admission is not None:
-                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw)
+                ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw,
+                                                         ctx.request_id)
             tags = None if self.gw.capture is None else self._capture_tags(request, who, ctx)
             if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))

@@ -1,9 +1,13 @@
 """Published prices of the catalog's models, as data: USD per million tokens.
 
-Each row cites the provider's own price page and the day it was read. Only models
-whose price was found on such a page are here; any other model's cost is ``None``
-(unknown), never a guess. Override or add rows with ``prices:`` in modelwire.yaml
-or ``Client(prices=...)``: keys are ``provider/model-id``.
+Each row cites its provider's own price page and the day it was read there
+(``verified``), or says that it was not: a row whose numbers come only from third-party
+copies of a provider's page (no copy of the page itself was at hand) has
+``verified=False``. Its cost is still computed, because a budget counts a request of an
+unpriced model as free, which would be worse than a figure that may be stale; the price
+table in the docs marks it, and a row under ``prices:`` replaces it. A model with no row
+costs ``None`` (unknown), never a guess. Override or add rows with ``prices:`` in
+modelwire.yaml or ``Client(prices=...)``: keys are ``provider/model-id``.
 
 How a usage is priced (our usage has OpenAI semantics: ``prompt_tokens`` includes
 cache reads and writes, ``completion_tokens`` includes reasoning): uncached input
@@ -31,7 +35,9 @@ _PER = 1_000_000
 @dataclass(frozen=True, slots=True)
 class Price:
     """USD per million tokens of each kind; ``None``: billed at the input (cache) or
-    output (reasoning) rate. ``source``: the price page; ``checked``: when it was read."""
+    output (reasoning) rate. ``source``: the price page; ``checked``: when it was read;
+    ``verified``: whether the numbers were read on that page itself (a row from config
+    is the user's own: verified)."""
 
     input: float
     output: float
@@ -40,6 +46,7 @@ class Price:
     reasoning: float | None = None
     source: str = ""
     checked: str = ""
+    verified: bool = True
 
     def cost(self, usage: Mapping[str, Any]) -> float:
         """The USD cost of one answer's ``usage`` (a :class:`~modelwire.types.Usage`)."""
@@ -62,14 +69,18 @@ def _or(value: float | None, default: float) -> float:
     return default if value is None else value
 
 
-_ANTHROPIC = "https://docs.anthropic.com/en/docs/about-claude/pricing"
+# The pages read, each a stored copy read on _READ (the copies carry no capture date).
+_ANTHROPIC = "https://platform.claude.com/docs/en/docs/about-claude/pricing"
 _DEEPSEEK = "https://api-docs.deepseek.com/quick_start/pricing-details-usd"
+_XAI = "https://docs.x.ai/developers/pricing"
+_READ = "2026-12-02"
+# Pages of which no copy was at hand: their rows match third-party copies only
+# (read 2026-12-01), so they are marked unverified.
 _OPENAI = "https://developers.openai.com/api/docs/pricing"
 _GEMINI = "https://ai.google.dev/gemini-api/docs/pricing"
-_XAI = "https://docs.x.ai/developers/models"
 _MISTRAL = "https://mistral.ai/pricing#api-pricing"
 _GROQ = "https://groq.com/pricing"
-_READ = "2026-12-01"
+_THIRD_PARTY = "2026-12-01"
 
 
 def _anthropic(input: float, output: float, write_5m: float, read: float) -> Price:
@@ -86,13 +97,21 @@ def _deepseek(miss: float, hit: float, output: float) -> Price:
 def _openai(input: float, cached: float, output: float) -> Price:
     # OpenAI bills cached input at its own rate and nothing extra to write the cache;
     # reasoning tokens are output tokens
-    return Price(input, output, cache_read=cached, source=_OPENAI, checked=_READ)
+    return Price(input, output, cache_read=cached, source=_OPENAI, checked=_THIRD_PARTY,
+                 verified=False)
 
 
-def _row(source: str, input: float, output: float, cached: float | None = None) -> Price:
+def _xai(input: float, cached: float, output: float, *, verified: bool = True) -> Price:
+    # prompts of 200K tokens and more cost twice as much (not modelled)
+    return Price(input, output, cache_read=cached, source=_XAI,
+                 checked=_READ if verified else _THIRD_PARTY, verified=verified)
+
+
+def _unverified(source: str, input: float, output: float, cached: float | None = None) -> Price:
     # cached None: the page lists no cache rate we model; cache reads then count at the
     # input rate (an upper bound, so a budget is never under-charged)
-    return Price(input, output, cache_read=cached, source=source, checked=_READ)
+    return Price(input, output, cache_read=cached, source=source, checked=_THIRD_PARTY,
+                 verified=False)
 
 
 # provider/model-id -> price; model ids without the date suffix (see price_for)
@@ -122,19 +141,21 @@ PRICES: dict[str, Price] = {
     "openai/o4-mini": _openai(1.10, 0.275, 4.40),
     # Gemini: prompts up to 200K tokens (longer ones cost more: not modelled); thinking
     # tokens are billed as output
-    "gemini/gemini-2.5-pro": _row(_GEMINI, 1.25, 10.0),
-    "gemini/gemini-2.5-flash": _row(_GEMINI, 0.30, 2.50),
-    "gemini/gemini-2.5-flash-lite": _row(_GEMINI, 0.10, 0.40),
-    "xai/grok-4.20-0309-reasoning": _row(_XAI, 2.0, 6.0, 0.20),
-    "xai/grok-4.20-0309-non-reasoning": _row(_XAI, 2.0, 6.0, 0.20),
-    "xai/grok-4-1-fast-reasoning": _row(_XAI, 0.20, 0.50, 0.05),
-    "xai/grok-4-1-fast-non-reasoning": _row(_XAI, 0.20, 0.50, 0.05),
-    "mistral/mistral-large-latest": _row(_MISTRAL, 2.0, 6.0),
-    "mistral/mistral-medium-latest": _row(_MISTRAL, 0.40, 2.0),
-    "mistral/mistral-small-latest": _row(_MISTRAL, 0.10, 0.30),
-    "mistral/codestral-latest": _row(_MISTRAL, 0.30, 0.90),
-    "groq/llama-3.3-70b-versatile": _row(_GROQ, 0.59, 0.79),
-    "groq/llama-3.1-8b-instant": _row(_GROQ, 0.05, 0.08),
+    "gemini/gemini-2.5-pro": _unverified(_GEMINI, 1.25, 10.0),
+    "gemini/gemini-2.5-flash": _unverified(_GEMINI, 0.30, 2.50),
+    "gemini/gemini-2.5-flash-lite": _unverified(_GEMINI, 0.10, 0.40),
+    # xAI's page lists these two at 1.25 / 0.20 / 2.50 (the rows said 2.00 / 0.20 / 6.00)
+    "xai/grok-4.20-0309-reasoning": _xai(1.25, 0.20, 2.50),
+    "xai/grok-4.20-0309-non-reasoning": _xai(1.25, 0.20, 2.50),
+    # not on the copy of xAI's page that was read (retired there?); third-party copies only
+    "xai/grok-4-1-fast-reasoning": _xai(0.20, 0.05, 0.50, verified=False),
+    "xai/grok-4-1-fast-non-reasoning": _xai(0.20, 0.05, 0.50, verified=False),
+    "mistral/mistral-large-latest": _unverified(_MISTRAL, 2.0, 6.0),
+    "mistral/mistral-medium-latest": _unverified(_MISTRAL, 0.40, 2.0),
+    "mistral/mistral-small-latest": _unverified(_MISTRAL, 0.10, 0.30),
+    "mistral/codestral-latest": _unverified(_MISTRAL, 0.30, 0.90),
+    "groq/llama-3.3-70b-versatile": _unverified(_GROQ, 0.59, 0.79),
+    "groq/llama-3.1-8b-instant": _unverified(_GROQ, 0.05, 0.08),
 }
 
 # "-20250514" (a snapshot date) or "-latest": the same price as the bare model id

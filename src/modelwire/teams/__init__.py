@@ -19,6 +19,7 @@ from .store import (
     Limiter,
     ModelNotAllowed,
     RateLimited,
+    RecordingLimiter,
     Reservation,
     TeamsRefusal,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "Limiter",
     "ModelNotAllowed",
     "RateLimited",
+    "RecordingLimiter",
     "Reservation",
     "Scope",
     "SpendPoint",

@@ -49,8 +49,20 @@ def open_store(url: str) -> KeyStore:
     raise ConfigError(f"teams.store: expected sqlite:///path or postgresql://..., got {url!r}")
 
 
-def open_limiter(url: str | None, store: KeyStore, *, prefix: str = "modelwire:") -> Limiter:
-    """The ``Limiter`` at ``url`` (None: counters in this process, seeded from ``store``)."""
+def open_limiter(url: str | None, store: KeyStore, *, prefix: str = "modelwire:",
+                 workers: int = 1) -> Limiter:
+    """The ``Limiter`` at ``url``. None: counters in this process, seeded from ``store``,
+    when it is the only one (``workers`` 1); in a SQLite store's file for ``workers`` > 1
+    (every worker sees the same counts). ``sqlite``: in the SQLite store's file always."""
+    from .sqlite import SQLiteKeyStore
+
+    if url == "sqlite" or (not url and workers > 1 and isinstance(store, SQLiteKeyStore)):
+        if not isinstance(store, SQLiteKeyStore):
+            raise ConfigError("teams.limiter: sqlite keeps the counters in the store's SQLite "
+                              "file, but teams.store is not SQLite: use redis://")
+        from .sqlite_limiter import SQLiteLimiter
+
+        return SQLiteLimiter(store.path)
     if not url:
         return LocalLimiter(store)
     if url.startswith(("redis://", "rediss://")):
@@ -61,4 +73,4 @@ def open_limiter(url: str | None, store: KeyStore, *, prefix: str = "modelwire:"
                               f"(pip install 'redis>=5.0'): {exc}") from None
         limiter: Limiter = RedisLimiter(url, store, prefix=prefix)
         return limiter
-    raise ConfigError(f"teams.limiter: expected redis://host:port/db, got {url!r}")
+    raise ConfigError(f"teams.limiter: expected redis://host:port/db or sqlite, got {url!r}")

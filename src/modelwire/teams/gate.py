@@ -22,7 +22,15 @@ from typing import Any
 from ..providers.prices import Price
 from .model import KEY_PREFIX, SpendRow, Team, VirtualKey, hash_key
 from .spendlog import SpendWriter
-from .store import Demand, KeyRefused, KeyStore, Limiter, ModelNotAllowed, Reservation
+from .store import (
+    Demand,
+    KeyRefused,
+    KeyStore,
+    Limiter,
+    ModelNotAllowed,
+    RecordingLimiter,
+    Reservation,
+)
 
 __all__ = ["Gate", "Ticket", "worst_case_usd"]
 
@@ -53,6 +61,9 @@ class Gate:
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.store, self.limiter, self.writer = store, limiter, writer
+        # a reserved request's spend row goes with its settle (never lost between them)
+        self.recording: RecordingLimiter | None = \
+            limiter if isinstance(limiter, RecordingLimiter) else None
         self.ttl = ttl
         self.default_max_tokens = default_max_tokens
         self._clock, self._monotonic = clock, monotonic
@@ -132,7 +143,8 @@ class Gate:
 
     # ------------------------------------------------------------ requests
     async def admit(self, key: VirtualKey | None, team: Team | None, model: str,
-                    price: Price | None, input_tokens: int, max_tokens: int | None) -> Ticket:
+                    price: Price | None, input_tokens: int, max_tokens: int | None,
+                    request_id: str = "") -> Ticket:
         """A ticket for one request (``key`` None: an unlimited key; its spend is still
         recorded). Raises ModelNotAllowed, RateLimited or BudgetExhausted."""
         reservation = None
@@ -144,7 +156,7 @@ class Gate:
             if limited:
                 out = max_tokens or self.default_max_tokens
                 demand = Demand(key, team, worst_case_usd(price, input_tokens, out),
-                                input_tokens + out)
+                                input_tokens + out, model, request_id)
                 reservation = await self.limiter.reserve(demand)
         return Ticket(self, key, team, model, reservation, self._clock())
 
@@ -174,20 +186,30 @@ class Ticket:
         u = usage or {}
         prompt = int(u.get("prompt_tokens") or 0)
         completion = int(u.get("completion_tokens") or 0)
-        if usage is None and cut and self.reservation is not None:
-            demand = self.reservation.demand
-            cost_usd = demand.cost_usd if cost_usd is None else cost_usd
-            await self.gate.limiter.settle(self.reservation, cost_usd, demand.tokens)
-        elif self.reservation is not None:
-            if usage is None:
-                await self.gate.limiter.release(self.reservation)
+        reservation = self.reservation
+        tokens = prompt + completion
+        if usage is None and reservation is not None:
+            if cut:  # charged the worst case
+                demand = reservation.demand
+                cost_usd = demand.cost_usd if cost_usd is None else cost_usd
+                tokens = demand.tokens
+            else:  # nothing served: released
+                tokens = 0
+        row = SpendRow(  # SpendRow's field order
+            self.started, request_id, None if self.key is None else self.key.id,
+            None if self.team is None else self.team.id, self.model, model_served,
+            provider, prompt, completion, int(u.get("cache_read_tokens") or 0),
+            int(u.get("cache_write_tokens") or 0), int(u.get("reasoning_tokens") or 0),
+            cost_usd, status, latency_ms)
+        gate = self.gate
+        if reservation is not None and gate.recording is not None:
+            released = usage is None and not cut
+            await gate.recording.finish(reservation, None if released else cost_usd, tokens, row)
+            return
+        if reservation is not None:
+            if usage is None and not cut:
+                await gate.limiter.release(reservation)
             else:
-                await self.gate.limiter.settle(self.reservation, cost_usd, prompt + completion)
-        writer = self.gate.writer
-        if writer is not None:
-            writer.record(SpendRow(  # SpendRow's field order
-                self.started, request_id, None if self.key is None else self.key.id,
-                None if self.team is None else self.team.id, self.model, model_served,
-                provider, prompt, completion, int(u.get("cache_read_tokens") or 0),
-                int(u.get("cache_write_tokens") or 0), int(u.get("reasoning_tokens") or 0),
-                cost_usd, status, latency_ms))
+                await gate.limiter.settle(reservation, cost_usd, tokens)
+        if gate.writer is not None:
+            gate.writer.record(row)

@@ -20,7 +20,7 @@ from ..errors import ConfigError
 from .model import Scope, SpendBy, SpendPoint, SpendRow, SpendTotal, Team, VirtualKey
 from .records import key_from_record, key_to_record, team_from_record, team_to_record
 
-__all__ = ["SQLiteKeyStore"]
+__all__ = ["SQLiteKeyStore", "create_tables", "insert_spend", "spent_since"]
 
 _BUSY_MS = 10_000
 
@@ -69,7 +69,7 @@ class SQLiteKeyStore:
                 db.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
                 db.execute("PRAGMA journal_mode = WAL")
                 db.execute("PRAGMA synchronous = NORMAL")
-                db.executescript(_SCHEMA)
+                create_tables(db)
             except sqlite3.DatabaseError as exc:
                 raise ConfigError(f"teams store {self.path}: cannot open: {exc}") from None
             finally:
@@ -168,12 +168,7 @@ class SQLiteKeyStore:
         if not rows:
             return
         with self._write() as db:
-            db.executemany(
-                "INSERT INTO spend VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r.time, r.request_id, r.key_id, r.team_id, r.model_asked, r.model_served,
-                  r.provider, r.input_tokens, r.output_tokens, r.cache_read_tokens,
-                  r.cache_write_tokens, r.reasoning_tokens, r.cost_usd, r.status, r.latency_ms)
-                 for r in rows])
+            insert_spend(db, rows)
 
     def spend(self, by: SpendBy, since: float) -> list[SpendTotal]:
         column = _GROUP[by]
@@ -193,11 +188,7 @@ class SQLiteKeyStore:
         return dict(self._db().execute(f"SELECT id, name FROM {table}").fetchall())
 
     def spent(self, scope: Scope, since: float) -> float:
-        column = "key_id" if scope.kind == "key" else "team_id"
-        row = self._db().execute(
-            f"SELECT COALESCE(SUM(cost_usd), 0) FROM spend WHERE {column} = ? AND time >= ?",
-            (scope.id, since)).fetchone()
-        return float(row[0])
+        return spent_since(self._db(), scope, since)
 
     def spend_series(self, since: float, step: float) -> list[SpendPoint]:
         rows = self._db().execute(
@@ -210,6 +201,30 @@ class SQLiteKeyStore:
         if db is not None:
             db.close()
             self._local.db = None
+
+
+def create_tables(db: sqlite3.Connection) -> None:
+    """The store's tables in ``db`` (the SQLite limiter shares the file)."""
+    db.executescript(_SCHEMA)
+
+
+def insert_spend(db: sqlite3.Connection, rows: Sequence[SpendRow]) -> None:
+    """Insert ``rows`` (in the caller's transaction)."""
+    db.executemany(
+        "INSERT INTO spend VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(r.time, r.request_id, r.key_id, r.team_id, r.model_asked, r.model_served,
+          r.provider, r.input_tokens, r.output_tokens, r.cache_read_tokens,
+          r.cache_write_tokens, r.reasoning_tokens, r.cost_usd, r.status, r.latency_ms)
+         for r in rows])
+
+
+def spent_since(db: sqlite3.Connection, scope: Scope, since: float) -> float:
+    """USD of ``scope``'s priced spend rows from ``since`` on."""
+    column = "key_id" if scope.kind == "key" else "team_id"
+    row = db.execute(
+        f"SELECT COALESCE(SUM(cost_usd), 0) FROM spend WHERE {column} = ? AND time >= ?",
+        (scope.id, since)).fetchone()
+    return float(row[0])
 
 
 def _key_row(key: VirtualKey) -> tuple[str, str, str, str | None, str]:

@@ -31,6 +31,7 @@ __all__ = [
     "Limiter",
     "ModelNotAllowed",
     "RateLimited",
+    "RecordingLimiter",
     "Reservation",
     "TeamsRefusal",
 ]
@@ -93,12 +94,15 @@ class ModelNotAllowed(TeamsRefusal):
 @dataclass(frozen=True, slots=True)
 class Demand:
     """What one request asks of its key and team before it goes upstream: its worst-case
-    cost (USD; 0.0 when the price is unknown) and tokens (input estimate + max_tokens)."""
+    cost (USD; 0.0 when the price is unknown) and tokens (input estimate + max_tokens);
+    the model asked for and the request id name it in a lost request's spend row."""
 
     key: VirtualKey
     team: Team | None
     cost_usd: float
     tokens: int
+    model: str = ""
+    request_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,3 +149,13 @@ class Limiter(Protocol):
                      tokens: int) -> None: ...
     async def release(self, reservation: Reservation) -> None: ...
     async def close(self) -> None: ...
+
+
+@runtime_checkable
+class RecordingLimiter(Limiter, Protocol):
+    """A ``Limiter`` that writes a reserved request's spend row itself, in the same
+    transaction as its settle (the SQLite one), so the row of a reserved request is never
+    lost between the two. ``cost_usd`` None or 0 and ``tokens`` 0: a release."""
+
+    async def finish(self, reservation: Reservation, cost_usd: float | None, tokens: int,
+                     row: SpendRow) -> None: ...
