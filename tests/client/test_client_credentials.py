@@ -183,3 +183,21 @@ def test_a_stream_longer_than_the_lease_ttl_renews_its_lease(wire, monkeypatch):
         events = list(stream)
     assert len(events) > 10 and stream.completion.text == words
     assert store.renewed >= 3
+
+
+def test_a_key_changed_in_the_environment_is_sent_from_the_next_request(wire, monkeypatch):
+    from modelwire.config import config_from_dict
+
+    first, second = "sk-" + "rotated-key-dddd4444", "sk-" + "rotated-key-eeee5555"
+    monkeypatch.setenv("ROTATED_KEY", first)
+    config = config_from_dict({"models": {"mine": {
+        "provider": "custom", "model": wire.model, "api_mode": "chat_completions",
+        "base_url": wire.base_url("chat_completions"), "api_key_env": "ROTATED_KEY"}}})
+    with Client("mine", config=config) as client:
+        labels = [client.complete(HI).attempts[-1].credential]
+        client.complete(HI)
+        monkeypatch.setenv("ROTATED_KEY", second)
+        labels.append(client.complete(HI).attempts[-1].credential)
+        client.complete(HI)
+    assert _keys(wire) == ["4444", "4444", "5555", "5555"]
+    assert labels == ["env:ROTATED_KEY", "env:ROTATED_KEY"]

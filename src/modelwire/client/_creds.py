@@ -140,12 +140,17 @@ class EnvKey(FixedKey):
         self._provider = provider
         self._names = names
         self._optional = optional
+        self._name = ""  # the variable self._held's secret came from
 
     def acquire(self) -> HeldCredential:
         for name in self._names:
             value = os.environ.get(name)
             if value:
-                return HeldCredential(value, f"env:{name}")
+                held = self._held
+                if value != held.secret or name != self._name:  # the record of the last key, unless it changed
+                    held = self._held = HeldCredential(value, f"env:{name}")
+                    self._name = name
+                return held
         if self._optional or not self._names:
             return HeldCredential(None)
         from ..errors import NoCredentialsError

@@ -88,7 +88,7 @@ class Turn:
         self.attempts: list[Attempt] = []
         # where this call starts: after a recent fallback, at the model that served
         self.start = settings.sticky.start() if self.chain.has_after(0) else _AT_PRIMARY
-        self.position = self.start.position if self.start.position < len(self.chain) else 0
+        self.position = self.start.position if self.start.position < len(self.chain.entries) else 0
         self.fell_back = False  # this call moved down the chain
         for _, skipped in self.chain.entries[:self.position]:
             self.attempts.append(Attempt(skipped.profile.name, skipped.model_id, "skipped", PRIMARY_COOLING))

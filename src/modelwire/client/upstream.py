@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..codecs import EncodedRequest, Target
 from ..errors import ModelwireError, ProviderError
+from ..wire import auth_headers
 from ._creds import CredentialHealth, CredentialState, HeldCredential
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ __all__ = ["CredentialHealth", "CredentialState", "HeldCredential", "Upstream"]
 log = logging.getLogger("modelwire.client")
 
 _NOTHING: frozenset[str] = frozenset()
+_KEYS_KEPT = 16  # Targets kept per Upstream, one per key
 
 # settings a model may refuse that an answer can do without (stop: applied by the Client)
 _DROPPABLE = frozenset({"stop", "temperature", "top_p", "presence_penalty", "frequency_penalty",
@@ -61,13 +63,15 @@ class Upstream:
     report the outcome, release; count tokens; health. Made by the Client
     (:meth:`modelwire.AsyncClient.upstream`), never by hand."""
 
-    __slots__ = ("__weakref__", "_endpoint", "_head", "_settings", "_transport")
+    __slots__ = ("__weakref__", "_endpoint", "_head", "_headers", "_settings", "_targets", "_transport")
 
     def __init__(self, settings: Settings, endpoint: Endpoint, transport: Any = None) -> None:
         self._settings = settings
         self._endpoint = endpoint
+        self._headers = endpoint.headers + settings.headers  # the configured ones, sent on every request
         self._transport = transport  # () -> the Client's transport (None: sans-IO only)
         self._head: dict[bool, tuple[str, str, tuple[tuple[str, str], ...]]] = {}
+        self._targets: dict[str | None, Target] = {}  # by the secret it carries (see target)
 
     # ---------------------------------------------------------------- facts
     @property
@@ -120,12 +124,19 @@ class Upstream:
     def target(self, lease: HeldCredential | None, headers: Iterable[tuple[str, str]] = ()) -> Target:
         """The codec's :class:`~modelwire.codecs.Target` for this model: its profile, model
         id, base URL and configured headers (then ``headers``), with ``lease``'s secret."""
+        secret = None if lease is None else lease.secret
+        if not headers:  # all but the secret is this Upstream's own: one Target per key
+            known = self._targets.get(secret)
+            if known is not None:
+                return known
         ep = self._endpoint
-        sent = ep.headers + self._settings.headers
-        if headers:
-            sent += tuple(headers)
-        return Target(ep.profile, ep.model_id, None if lease is None else lease.secret, ep.base_url, sent,
-                      self._settings.encode_cache)
+        target = Target(ep.profile, ep.model_id, secret, ep.base_url,
+                        self._headers + tuple(headers) if headers else self._headers, self._settings.encode_cache)
+        if not headers:
+            if len(self._targets) >= _KEYS_KEPT:  # keys rotated (OAuth refreshes): start again
+                self._targets.clear()
+            self._targets[secret] = target
+        return target
 
     def encode(self, request: Mapping[str, Any], lease: HeldCredential | None = None,
                headers: Iterable[tuple[str, str]] = ()) -> EncodedRequest:
@@ -145,7 +156,7 @@ class Upstream:
 
     def auth_headers(self, lease: HeldCredential) -> dict[str, str]:
         """The header carrying ``lease``'s secret in this provider's style."""
-        return Target(self._endpoint.profile, self._endpoint.model_id, lease.secret).auth_headers()
+        return auth_headers(self._endpoint.profile, lease.secret)
 
     async def send(self, request: EncodedRequest) -> Response:
         """One exchange through the Client's transport (the HTTP status is not checked:

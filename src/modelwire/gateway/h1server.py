@@ -164,9 +164,6 @@ class _Cycle:
         raise RuntimeError(f"unexpected ASGI message {kind!r}")
 
     # the Sink of a direct call (gateway.serving.serve)
-    def start(self, status: int, head: bytes, sized: bool) -> None:
-        self.begin(status, head, sized)
-
     async def send_body(self, body: bytes, more: bool) -> None:
         if not more:
             self.write(body, False)
@@ -178,15 +175,15 @@ class _Cycle:
     def watch(self, task: asyncio.Task[Any] | None) -> None:
         self.task = task  # connection_lost cancels it
 
-    def begin(self, status: int, ready: bytes | None, sized: bool, headers: Any = ()) -> None:
-        """The response's head, kept until the first body goes with it: ``ready``, header
+    def begin(self, status: int, head: bytes | None, sized: bool, headers: Any = ()) -> None:
+        """The response's head, kept until the first body goes with it: ``head``, the header
         lines of a direct call's reply (``sized``: they hold a content-length), or else an
         ASGI app's ``headers`` pairs."""
         self.started = True
         proto = self.proto
         parts = [_status_line(status), proto.default_head()]
-        if ready is not None:
-            parts.append(ready)
+        if head is not None:
+            parts.append(head)
             self.chunked = False if sized or status < 200 or status in (204, 304) else None
         else:
             self._headers(status, headers, parts)
@@ -194,6 +191,8 @@ class _Cycle:
             self.keep_alive = False
             parts.append(b"connection: close\r\n")
         self.head = b"".join(parts)
+
+    start = begin  # the Sink's name for it: the status and a direct call's header lines
 
     def write(self, body: bytes, more: bool, soon: bool = False) -> None:
         """A piece of the response's body (the head with the first); the last has

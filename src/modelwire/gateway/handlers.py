@@ -162,13 +162,16 @@ class _Handlers:
         held: str | None = None  # the model whose slot this request holds
         observe = ctx.observe = self.gw.observe
         ctx.recent = self.gw.recent
-        if observe is not None:
+        if observe is not None and observe.tracer is not None:
             observe.started(ctx, _DOOR_PATHS[door.api_mode], request.headers)
         ticket = None  # teams: the request's reservation, settled once it is served
         try:
             if self.gw.draining:
                 raise GatewayError(503, "the gateway is shutting down", "draining")
-            who = await self.gw.keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
+            keys = self.gw.keys
+            # teams: who the (virtual) key is; else only whether it is one of the gateway's
+            who = (await keys.identify(request.headers, passthrough=self.gw.passthrough_keys)
+                   if self.gw.admission is not None else keys.check(request.headers, passthrough=self.gw.passthrough_keys))
             req = await self._decode(request, ctx, door)
             ctx.model = self.gw.models.resolve(req.get("model"))
             if ctx.unexpressible is not None and self.gw.routes(ctx.model):
@@ -190,7 +193,8 @@ class _Handlers:
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None, tags=tags)
                 if forwarded is not None:
-                    held = self._hand_slot(forwarded, held)
+                    if held is not None:
+                        held = self._hand_slot(forwarded, held)
                     if ticket is not None:
                         forwarded = await ticket.served(forwarded, ctx)
                     return forwarded
@@ -205,7 +209,8 @@ class _Handlers:
             ctx.streaming = bool(req.get("stream"))
             if ctx.streaming:
                 streamed = await self._stream(client, req, opts, ctx, door)
-                held = self._hand_slot(streamed, held)
+                if held is not None:
+                    held = self._hand_slot(streamed, held)
                 if ticket is not None:
                     streamed = await ticket.served(streamed, ctx)
                 return streamed
@@ -245,7 +250,7 @@ class _Handlers:
                 await ticket.failed(ctx)  # nothing once it was served
             if ctx.status != 200 or not ctx.streaming:
                 ctx.log()
-            if observe is not None:
+            if observe is not None and ctx.span_token is not None:
                 observe.detach(ctx)
 
     def _capture_tags(self, request: ServedRequest, who: Any, ctx: Ctx) -> dict[str, str]:
@@ -256,10 +261,10 @@ class _Handlers:
         key = self.gw.keys.identity(request.headers, who, passthrough=self.gw.passthrough_keys)
         return request_tags(key, ctx.request_id, ctx.door)
 
-    def _hand_slot(self, reply: Reply, held: str | None) -> str | None:
+    def _hand_slot(self, reply: Reply, held: str) -> str | None:
         """A streamed reply keeps the model's slot until its stream ends; what is left
         for ``_serve`` to release (``None``: nothing)."""
-        if held is None or reply.stream is None:
+        if reply.stream is None:
             return held
         slots = self.gw.slots
         reply.stream = HeldStream(reply.stream, lambda: slots.release(held))

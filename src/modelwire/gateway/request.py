@@ -15,7 +15,6 @@ import logging
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelwireError
@@ -124,13 +123,10 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-@dataclass
 class Ctx:
-    door: str  # the access log's name of the route: an api mode, or "embeddings"
-    request_id: str
-    started: float
-    enabled: bool = True
-    created: int = 0  # the request's Unix time: the answer's `created` / `created_at`
+    """One request's books. The defaults live on the class: a request sets only what it
+    learns (a dataclass's ``__init__`` stored all of them on every request)."""
+
     model: str = "-"
     upstream: str = "-"
     status: int = 200
@@ -154,6 +150,14 @@ class Ctx:
     span: Any = None
     span_token: Any = None
     recent: Any = None  # the status page's ring (.ui_recent; None: /ui is off)
+
+    def __init__(self, door: str, request_id: str, started: float, enabled: bool = True,
+                 created: int = 0) -> None:
+        self.door = door  # the access log's name of the route: an api mode, or "embeddings"
+        self.request_id = request_id
+        self.started = started
+        self.enabled = enabled
+        self.created = created  # the request's Unix time: the answer's `created` / `created_at`
 
     def log(self) -> None:
         """The access-log line, written after the answer: handlers call this just before
@@ -184,12 +188,14 @@ def served_headers(ctx: Ctx, completion: Completion, overhead_ms: float) -> dict
     attempts = getattr(completion, "attempts", None) or ()
     provider = getattr(completion, "provider", "")
     model = getattr(completion, "model", "")
-    # a single attempt served it: no fallback (the usual case, without a walk)
-    fallbacks = _fallbacks(attempts) if len(attempts) > 1 else "0"
+    if len(attempts) > 1:
+        fallbacks, tried = _fallbacks(attempts), _tried(attempts) or 1
+    else:  # a single attempt served it, no fallback (the usual case, without a walk)
+        fallbacks, tried = "0", 1
     headers = {
         "x-request-id": ctx.request_id,
         "x-modelwire-overhead-ms": ms_text(overhead_ms),
-        "x-modelwire-attempts": str((_tried(attempts) or 1) + ctx.lane_tries),
+        "x-modelwire-attempts": str(tried + ctx.lane_tries),
         "x-modelwire-fallbacks": fallbacks,
         "x-modelwire-model": (f"{provider}/{model}" if provider else model) or ctx.model,
     }
@@ -206,8 +212,6 @@ def served_headers(ctx: Ctx, completion: Completion, overhead_ms: float) -> dict
 
 def _tried(attempts: Sequence[Attempt]) -> int:
     """Attempts made (a sticky fallback's skipped primary was not tried)."""
-    if len(attempts) < 2:
-        return len(attempts)
     return sum(a.outcome != "skipped" for a in attempts)
 
 

@@ -112,7 +112,7 @@ class Reply:
         except TypeError:  # a value that is not a string (a count...): as text
             headers = {str(k): str(v) for k, v in headers.items()}
             probe = "".join(headers) + "".join(headers.values())
-        if not _printable(probe):  # one check for all; _safe looks at each only if needed
+        if not (probe.isascii() and probe.isprintable()):  # one check for all; _safe looks at each if needed
             headers = _safe(headers)
         lines = header_lines(headers)
         sized = self.stream is None and self.status >= 200 and self.status not in (204, 304)

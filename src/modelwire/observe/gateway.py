@@ -2,17 +2,16 @@
 its Clients report to. Built from ``gateway.metrics`` and ``gateway.tracing``; with both
 off it is never made, and nothing of prometheus-client or OpenTelemetry is imported.
 
-The gateway calls three things per request: :meth:`GatewayObserver.started` (the span,
-current while the Client runs), :meth:`~GatewayObserver.finished` (when the answer's
-last byte is out: the request counters and histograms, the span's end) and
-:meth:`~GatewayObserver.detach` (as the handler returns). What it reads of a request is
+Per request the gateway calls :meth:`GatewayObserver.started` (with a tracer: the span,
+current while the Client runs), ``finished`` (when the answer's last byte is out: the
+request counters and histograms, the span's end) and :meth:`~GatewayObserver.detach`
+(as the handler returns, when the request has a span). What it reads of a request is
 :class:`RequestFacts`.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
@@ -58,6 +57,10 @@ class GatewayObserver:
         parts: list[Observer] = [p for p in (metrics, tracer) if p is not None]
         self.client_observer: Observer | None = (
             parts[0] if len(parts) == 1 else Observers(*parts) if parts else None)
+        # a request's end: its counters and histograms, its span's end (metrics alone: no
+        # call between the two)
+        self.finished: Callable[[RequestFacts], None] = (
+            metrics.request if tracer is None and metrics is not None else self._finished)
 
     @classmethod
     def from_config(cls, config: Any, *, loopback: bool, metrics_keys: Iterable[object],
@@ -77,24 +80,20 @@ class GatewayObserver:
 
     # ------------------------------------------------------------ requests
     def started(self, ctx: RequestFacts, path: str, headers: Any) -> None:
-        if self.tracer is not None:
-            ctx.span, ctx.span_token = self.tracer.request_started(ctx.door, path, headers)
+        """The request's span (called only with a tracer)."""
+        ctx.span, ctx.span_token = self.tracer.request_started(ctx.door, path, headers)
 
     def detach(self, ctx: RequestFacts) -> None:
         """The handler returns: its span stops being the current one (a stream's span
-        ends later, with the stream)."""
+        ends later, with the stream). Called only when ``ctx`` has a span token."""
         token = ctx.span_token
         if token is not None:
             ctx.span_token = None
             self.tracer.detach(token)
 
-    def finished(self, ctx: RequestFacts) -> None:
-        now = time.perf_counter()
+    def _finished(self, ctx: RequestFacts) -> None:
         if self.metrics is not None:
-            first = ctx.first_token
-            self.metrics.request(ctx.door, ctx.model, ctx.upstream, ctx.status, ctx.lane,
-                                 now - ctx.started, ctx.overhead,
-                                 None if first is None else first - ctx.started, ctx.completion)
+            self.metrics.request(ctx)
         span = ctx.span
         if span is not None:
             ctx.span = None

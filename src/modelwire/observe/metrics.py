@@ -13,14 +13,20 @@ any worker reads the sum (:mod:`.tally`).
 from __future__ import annotations
 
 import os
+import time
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from operator import add
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from .reports import AttemptReport, BaseObserver, CallReport, Reports
 from .tally import Tally, observe, read_dir
+
+if TYPE_CHECKING:
+    from .gateway import RequestFacts
 
 __all__ = ["CONTENT_TYPE", "METRICS", "Metrics", "multiprocess_dir"]
 
@@ -32,7 +38,11 @@ _NONE = "-"  # no provider or upstream model (the request failed before one was 
 LATENCY = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 OVERHEAD = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1)
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write", "reasoning")
+# the Usage field of each kind, in TOKEN_KINDS' order (a missing one counts 0)
+_USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+_ZEROS = (0,) * len(_USAGE_FIELDS)
 _STATUS_CLASS = {1: "1xx", 2: "2xx", 3: "3xx", 4: "4xx", 5: "5xx"}
+_MAX_SERIES = 4096  # kinds of request whose labels are kept looked up
 
 # name -> (kind, labels, help, buckets): every metric, as docs/guides/observability.md lists them
 METRICS: dict[str, tuple[str, tuple[str, ...], str, tuple[float, ...]]] = {
@@ -100,6 +110,9 @@ class Metrics(BaseObserver):
         self._models: dict[str | None, str] = {}
         self._served: dict[str | None, str] = {}
         self._providers: dict[str | None, str] = {}
+        # (door, model, upstream, status, lane) as a request's facts say them -> its labels
+        # and rows (see request)
+        self._series: dict[tuple[Any, ...], _Series] = {}
         self.tally = Tally([n for n, m in METRICS.items() if m[0] == "counter"],
                            [n for n, m in METRICS.items() if m[0] in ("histogram", "counter_by_kind")],
                            [n for n, m in METRICS.items() if m[0] == "gauge"])
@@ -158,36 +171,56 @@ class Metrics(BaseObserver):
             row = self._tokens.get(key)
             if row is None:
                 row = self._tokens[key] = [0, 0, 0, 0, 0]
-            row[0] += usage.get("prompt_tokens") or 0
-            row[1] += usage.get("completion_tokens") or 0
-            row[2] += usage.get("cache_read_tokens") or 0
-            row[3] += usage.get("cache_write_tokens") or 0
-            row[4] += usage.get("reasoning_tokens") or 0
+            row[:] = map(add, row, map(usage.get, _USAGE_FIELDS, _ZEROS))
         if cost:
             _inc(self._cost, (model, provider), cost)
 
     # ---------------------------------------------------- gateway requests
-    def request(self, door: str, model: str | None, upstream: str | None, status: int, lane: bool,
-                seconds: float, overhead: float | None, first_token: float | None,
-                answer: Any = None) -> None:
-        """One gateway request answered (``upstream``: ``provider/model-id``; ``answer``:
-        the Completion, whose usage and cost count)."""
-        provider, _, served = (upstream or "").partition("/") if upstream != _NONE else ("", "", "")
-        model_label = self._models.get(model) or _label(self._models, self.models, model)
-        key = (door, model_label, self._served.get(served) or _label(self._served, self.served_models, served),
-               self._providers.get(provider) or _label(self._providers, self.providers, provider),
-               _STATUS_CLASS.get(status // 100, "5xx"), "passthrough" if lane else "translate")
-        tally = self.tally
-        with tally.lock:
-            requests = self._requests
-            requests[key] = requests.get(key, 0) + 1
-            observe(self._request_s, (door, model_label), seconds, LATENCY)
-            if overhead is not None:
-                observe(self._overhead_s, (door,), overhead, OVERHEAD)
-            if first_token is not None:
-                observe(self._first_s, (door, model_label), first_token, LATENCY)
-            if answer is not None:
-                self._count_usage(key[1], key[3], answer.usage, answer.cost)
+    def request(self, facts: RequestFacts) -> None:
+        """One gateway request answered, when its answer's last byte is out (``facts.
+        completion``: the Completion whose usage and cost count). The gateway's alone,
+        called on its event loop, where its scrapes and worker writes run too: no lock."""
+        seconds = time.perf_counter() - facts.started
+        first, overhead, answer = facts.first_token, facts.overhead, facts.completion
+        series = (self._series.get((facts.door, facts.model, facts.upstream, facts.status, facts.lane))
+                  or self._new_series(facts))
+        requests = self._requests
+        requests[series.key] = requests[series.key] + 1
+        row = series.duration
+        row[bisect_left(LATENCY, seconds)] += 1
+        row[-1] += seconds
+        if overhead is not None:
+            row = series.overhead or series.overhead_row(self._overhead_s)
+            row[bisect_left(OVERHEAD, overhead)] += 1
+            row[-1] += overhead
+        if first is not None:
+            first -= facts.started
+            row = series.first or series.first_row(self._first_s)
+            row[bisect_left(LATENCY, first)] += 1
+            row[-1] += first
+        if answer is not None:
+            usage = answer.usage
+            if usage:
+                tokens = series.tokens or series.tokens_row(self._tokens)
+                tokens[:] = map(add, tokens, map(usage.get, _USAGE_FIELDS, _ZEROS))
+            cost = answer.cost
+            if cost:
+                _inc(self._cost, series.usage_key, cost)
+
+    def _new_series(self, facts: RequestFacts) -> _Series:
+        """The labels of one kind of request (door, model, upstream, status, lane), looked
+        up once; kept while there are fewer than ``_MAX_SERIES`` (an upstream naming a new
+        model in every answer must not grow this)."""
+        upstream = facts.upstream
+        provider, _, served = upstream.partition("/") if upstream and upstream != _NONE else ("", "", "")
+        model = self.model(facts.model)
+        key = (facts.door, model, self.served(served), self.provider(provider),
+               _STATUS_CLASS.get(facts.status // 100, "5xx"), "passthrough" if facts.lane else "translate")
+        self._requests.setdefault(key, 0)
+        series = _Series(key, _row_in(self._request_s, (facts.door, model), LATENCY))
+        if len(self._series) < _MAX_SERIES:
+            self._series[(facts.door, facts.model, upstream, facts.status, facts.lane)] = series
+        return series
 
     def gauge(self, name: str, change: float) -> None:
         """``modelwire_open_streams`` / ``modelwire_open_connections`` up or down."""
@@ -255,6 +288,52 @@ def _label(known: dict[str | None, str], allowed: frozenset[str] | None, name: s
         known[name] = name
         return name
     return OTHER
+
+
+def _row(bounds: tuple[float, ...]) -> list[float]:
+    """An empty histogram row: a count per bucket, the count above the last, the sum."""
+    return [0.0] * (len(bounds) + 2)
+
+
+class _Series:
+    """One kind of gateway request's label values, and the rows of the tally it adds to
+    (made on first use: a row appears in a scrape only once something counted in it)."""
+
+    __slots__ = ("duration", "first", "key", "overhead", "tokens")
+
+    def __init__(self, key: tuple[str, ...], duration: list[float]) -> None:
+        self.key = key  # modelwire_requests' labels; key[0] door, key[1] model, key[3] provider
+        self.duration = duration
+        self.overhead: list[float] | None = None
+        self.first: list[float] | None = None
+        self.tokens: list[int] | None = None
+
+    @property
+    def usage_key(self) -> tuple[str, str]:
+        return self.key[1], self.key[3]  # model, provider
+
+    # each made on first use
+    def overhead_row(self, table: dict[tuple[str, ...], list[float]]) -> list[float]:
+        row = self.overhead = _row_in(table, self.key[:1], OVERHEAD)
+        return row
+
+    def first_row(self, table: dict[tuple[str, ...], list[float]]) -> list[float]:
+        row = self.first = _row_in(table, self.key[:2], LATENCY)
+        return row
+
+    def tokens_row(self, table: dict[tuple[str, ...], Any]) -> list[int]:
+        row = self.tokens = table.get(self.usage_key)
+        if row is None:
+            row = self.tokens = table[self.usage_key] = [0, 0, 0, 0, 0]
+        return row
+
+
+def _row_in(table: dict[tuple[str, ...], list[float]], key: tuple[str, ...], bounds: tuple[float, ...]) -> list[float]:
+    """``table``'s histogram row under ``key``, made empty if there is none."""
+    row = table.get(key)
+    if row is None:
+        row = table[key] = _row(bounds)
+    return row
 
 
 def _inc(table: dict[tuple[str, ...], float], key: tuple[str, ...], amount: float = 1) -> None:
