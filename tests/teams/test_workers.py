@@ -168,14 +168,21 @@ def _burst(workers: Workers, secret: str, n: int, *, mixed: bool = False) -> lis
 
 def test_two_workers_admit_exactly_n_of_3n_concurrent_requests_at_rpm_n(workers: Workers):
     n = 8
-    _, secret = _key(workers, rpm=n)
-    before = workers.served()
-    answers = _burst(workers, secret, 3 * n, mixed=True)
-    ok = [a for a in answers if a.status_code == 200]
-    refused = [a for a in answers if a.status_code == 429]
-    assert len(ok) == n and len(refused) == 2 * n, sorted(a.status_code for a in answers)
-    by_worker = workers.served_since(before, 3 * n)
-    assert len(by_worker) == 2 and sum(by_worker.values()) == 3 * n, by_worker  # both served
+    # The kernel hands connections to whichever worker accepts first, so a burst may land
+    # on one worker alone; each burst (a fresh key) must admit exactly n, and until both
+    # workers have served in one burst the sharing is not shown: up to five bursts.
+    for _ in range(5):
+        _, secret = _key(workers, rpm=n)
+        before = workers.served()
+        answers = _burst(workers, secret, 3 * n, mixed=True)
+        ok = [a for a in answers if a.status_code == 200]
+        refused = [a for a in answers if a.status_code == 429]
+        assert len(ok) == n and len(refused) == 2 * n, sorted(a.status_code for a in answers)
+        by_worker = workers.served_since(before, 3 * n)
+        assert sum(by_worker.values()) == 3 * n, by_worker
+        if len(by_worker) == 2:
+            break
+    assert len(by_worker) == 2, by_worker  # both workers served one burst
     for a in refused:
         assert 0 < int(a.headers["retry-after"]) <= 60
         body = a.json()
@@ -191,23 +198,26 @@ def test_two_workers_admit_exactly_n_of_3n_concurrent_requests_at_rpm_n(workers:
 
 def test_two_workers_do_not_overshoot_a_budget_under_64_concurrent_requests(workers: Workers):
     budget = 2.0
-    key_id, secret = _key(workers, budget=f"{budget}/month")
-    before = workers.served()
-    answers = _burst(workers, secret, 64)
-    ok = [a for a in answers if a.status_code == 200]
-    refused = [a for a in answers if a.status_code == 402]
-    assert len(ok) + len(refused) == 64, sorted({a.status_code for a in answers})
-    assert ok and refused
-    assert len(workers.served_since(before, 64)) == 2  # both workers admitted and refused
-    deadline = time.monotonic() + 10
-    while len(rows := _rows(workers, key_id)) < len(ok) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert sorted(r[0] for r in rows) == sorted(a.headers["x-request-id"] for a in ok)
-    spent = sum(cost for _, _, cost in rows)
-    # the guide's bound: nothing over, while the input estimate is above the real input
-    assert spent <= budget + 1e-9, spent
-    assert sum(float(a.headers["x-modelwire-cost-usd"]) for a in ok) == pytest.approx(spent)
-    assert "budget exhausted" in refused[0].json()["error"]["message"]
+    for _ in range(5):  # until both workers served one burst (see the rpm test)
+        key_id, secret = _key(workers, budget=f"{budget}/month")
+        before = workers.served()
+        answers = _burst(workers, secret, 64)
+        ok = [a for a in answers if a.status_code == 200]
+        refused = [a for a in answers if a.status_code == 402]
+        assert len(ok) + len(refused) == 64, sorted({a.status_code for a in answers})
+        assert ok and refused
+        deadline = time.monotonic() + 10
+        while len(rows := _rows(workers, key_id)) < len(ok) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sorted(r[0] for r in rows) == sorted(a.headers["x-request-id"] for a in ok)
+        spent = sum(cost for _, _, cost in rows)
+        # the guide's bound: nothing over, while the input estimate is above the real input
+        assert spent <= budget + 1e-9, spent
+        assert sum(float(a.headers["x-modelwire-cost-usd"]) for a in ok) == pytest.approx(spent)
+        assert "budget exhausted" in refused[0].json()["error"]["message"]
+        if len(by_worker := workers.served_since(before, 64)) == 2:
+            break
+    assert len(by_worker) == 2, by_worker  # both workers admitted and refused in one burst
 
 
 @dataclass
