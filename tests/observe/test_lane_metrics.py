@@ -168,3 +168,24 @@ def test_embeddings_are_counted_with_their_input_tokens(gw):
     assert _one(after, "modelwire_gateway_overhead_seconds_count", door="embeddings") == 1  # the served one's
     assert _one(after, "modelwire_request_duration_seconds_count", door="embeddings", model="embed") == 1
     assert _one(after, "modelwire_request_duration_seconds_count", door="embeddings", model="other") == 1
+
+
+def test_the_status_page_shows_a_lane_answers_cost_with_metrics_off(emulator_clean, monkeypatch):
+    from modelwire.config import config_from_dict
+
+    monkeypatch.setenv("LANEM_ANTHROPIC_KEY", "sk-" + "ant-lanem-test")
+    admin = "adm-lanem-" + "test-key-0123456789"
+    config = config_from_dict({
+        "models": {"claude": {"provider": "anthropic", "model": "claude-sonnet-4-5", "api_key_env": "LANEM_ANTHROPIC_KEY",
+                              "base_url": emulator_clean.anthropic_base_url("anthropic")}},
+        "prices": {"anthropic/claude-sonnet-4-5": PRICE},
+        "gateway": {"admin_keys_env": "LANEM_ADMIN_KEYS", "metrics": {"enabled": False}},
+    })
+    with RunningGateway(config, environ={"LANEM_ADMIN_KEYS": admin}) as gw:
+        r = httpx.post(gw.base_url + "/v1/messages", headers=ANTHROPIC, timeout=30,
+                       json={"model": "claude", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]})
+        assert r.headers["x-modelwire-lane"] == "passthrough"
+        data = httpx.get(gw.base_url + "/ui/data", headers={"authorization": f"Bearer {admin}"}, timeout=10).json()
+    (last,) = data["recent"]
+    assert last["lane"] is True
+    assert last["cost_usd"] == pytest.approx(_anthropic_cost(r.json()["usage"]), abs=1e-8)
