@@ -34,6 +34,7 @@ from ..wire import auth_headers
 from ._creds import CredentialHealth, CredentialState, HeldCredential
 
 if TYPE_CHECKING:
+    from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import Failure
     from ..transport import AsyncStreamResponse, AsyncTransport, Response, Timeouts
@@ -101,6 +102,11 @@ class Upstream:
     @property
     def base_url(self) -> str:
         return self._endpoint.base_url
+
+    @property
+    def price(self) -> Price | None:
+        """The model's published price (USD per million tokens), or None when unknown."""
+        return self._endpoint.price
 
     @property
     def timeouts(self) -> Timeouts:

@@ -27,7 +27,6 @@ from ..teams.model import Team, VirtualKey
 from ..teams.store import BudgetExhausted, KeyRefused, ModelNotAllowed, RateLimited, TeamsRefusal
 from .auth import GatewayKeys, presented_key
 from .errors import GatewayError
-from .metering import StreamUsage, body_usage
 
 if TYPE_CHECKING:
     from ..client import AsyncClient
@@ -178,19 +177,18 @@ class Admitted:
 
     async def served(self, reply: Any, ctx: Any, completion: Any = None) -> Any:
         """Settle a served reply and add its cost header (not to streams: see the module)."""
-        ticket, client = self.ticket, self.client
+        ticket = self.ticket
         if reply.stream is not None:
             ticket.handed = True
-            reply.stream = _metered(reply.stream, ticket, ctx, client)
+            reply.stream = _metered(reply.stream, ticket, ctx)
             return reply
+        if completion is None:
+            completion = ctx.completion  # the lane's: read off the body it relayed
         if completion is not None:
             usage, cost = completion.usage, completion.cost
             provider, model = completion.provider, completion.model
-        else:  # the lane relayed the upstream's body
-            usage = body_usage(ctx.door, reply.body)
-            price = getattr(client, "price", None)
-            cost = None if usage is None or price is None else price.cost(usage)
-            provider, _, model = ctx.upstream.partition("/")
+        else:
+            usage, cost, provider, model = None, None, "", ""
         if cost is not None:
             reply.headers["x-modelwire-cost-usd"] = f"{cost:.6f}"
         await ticket.settle(request_id=ctx.request_id, status=reply.status, usage=usage,
@@ -208,28 +206,19 @@ class Admitted:
                                  latency_ms=(time.perf_counter() - ctx.started) * 1000)
 
 
-async def _metered(stream: AsyncIterator[bytes], ticket: Ticket, ctx: Any,
-                   client: AsyncClient) -> AsyncIterator[bytes]:
+async def _metered(stream: AsyncIterator[bytes], ticket: Ticket, ctx: Any) -> AsyncIterator[bytes]:
     """``stream``, settling ``ticket`` when it ends (or is cut) from the stream's usage:
-    the translating path leaves its Completion on ``ctx.completion``; the lane's bytes
-    are tapped."""
-    tap = StreamUsage(ctx.door) if ctx.lane else None
+    the translating path leaves its Completion on ``ctx.completion``, the lane what it
+    read off the bytes it relayed (:class:`~.metering.Relayed`)."""
     try:
         async for chunk in stream:
-            if tap is not None:
-                tap.feed(chunk)
             yield chunk
     finally:
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             await aclose()
         done = getattr(ctx, "completion", None)
-        if tap is not None:
-            usage = tap.usage
-            price = getattr(client, "price", None)
-            cost = None if usage is None or price is None else price.cost(usage)
-            provider, _, model = ctx.upstream.partition("/")
-        elif done is not None:
+        if done is not None:
             usage, cost, provider, model = done.usage, done.cost, done.provider, done.model
         else:
             usage, cost, provider, model = None, None, "", ""

@@ -103,6 +103,10 @@ class Gateway:
             from .ui_recent import RecentRequests
 
             self.recent = RecentRequests()
+        # the lane reads usage off the bytes it relays (and embeddings keep theirs) only for
+        # someone who counts it: metrics, teams, the status page
+        self.usage_wanted = (self.admission is not None or self.recent is not None
+                             or (self.observe is not None and self.observe.metrics is not None))
 
     def warm_up(self) -> None:
         """Build and warm (:meth:`AsyncClient.warm <modelwire.AsyncClient.warm>`) each

@@ -20,6 +20,7 @@ import orjson
 from ..embeddings import decode_request, encode_response
 from .depth import check_depth
 from .errors import GatewayError
+from .metering import Counted
 from .request import Ctx, failure_reply, read_body, request_id, served_headers
 from .serving import ClientGone, Reply
 
@@ -47,6 +48,7 @@ class EmbeddingsDoor:
         gw = self.gw
         ctx = Ctx("embeddings", request_id(), time.perf_counter(), gw.access_log)
         ctx.recent = gw.recent
+        ctx.observe = gw.observe  # counted and timed as door "embeddings"
         held: str | None = None  # the model whose slot this request holds
         try:
             if gw.draining:
@@ -68,6 +70,9 @@ class EmbeddingsDoor:
             overhead = (before - ctx.started + work + time.perf_counter() - after) * 1000
             ctx.upstream = f"{done.provider}/{done.model}"
             ctx.tokens = done.usage["total_tokens"]
+            ctx.overhead = overhead / 1000
+            if gw.usage_wanted:  # input tokens (embedding models have no price in the table)
+                ctx.completion = Counted({"prompt_tokens": done.usage["prompt_tokens"]})
             return Reply(200, body, served_headers(ctx, done, overhead))
         except (asyncio.CancelledError, ClientGone):
             ctx.status = 499  # the client went away: nobody to answer

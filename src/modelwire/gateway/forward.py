@@ -16,6 +16,7 @@ from ..resilience.classify import RETRYABLE
 from .doors import Door
 from .errors import HttpError, from_exception
 from .lane import Forward
+from .metering import Relayed, StreamUsage, body_usage
 from .request import ms_text
 
 if TYPE_CHECKING:
@@ -58,10 +59,12 @@ def _give_up(fwd: Forward, err: ModelwireError) -> bool:
 
 async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: Ctx,
                   client_headers: Mapping[str, str], *, hand_over: bool = True,
-                  tags: Mapping[str, str] | None = None) -> Any:
+                  tags: Mapping[str, str] | None = None, meter: bool = False) -> Any:
     """The response, or ``None`` to let the translating path (with its ladder) serve it;
     never ``None`` with ``hand_over=False`` (a request the translating path cannot carry:
-    the upstream's error is the answer). ``tags``: the request's, for the transport."""
+    the upstream's error is the answer). ``tags``: the request's, for the transport.
+    ``meter``: read the answer's usage off its bytes into ``ctx.completion`` (a
+    :class:`~.metering.Relayed`) and a stream's first-byte time into ``ctx.first_token``."""
     from .serving import Reply
 
     stream = bool(req.get("stream"))
@@ -80,6 +83,8 @@ async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: C
         answered = time.perf_counter()
         fwd.succeeded()
         fwd.release()
+        if meter:
+            ctx.completion = Relayed(body_usage(door.api_mode, resp.body), upstream)
         # as on the translating path: the time before the send and after the answer
         return Reply(200, resp.body, _served_headers(ctx, fwd, overhead + (time.perf_counter() - answered) * 1000))
 
@@ -102,8 +107,13 @@ async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: C
     async def body() -> AsyncIterator[bytes]:
         ok = False
         seen = _ResponsesSeen() if door.api_mode == "responses" else None
+        tap = StreamUsage(door.api_mode) if meter else None
         try:
             async for chunk in resp.aiter_chunks():
+                if tap is not None:
+                    if ctx.first_token is None:
+                        ctx.first_token = time.perf_counter()
+                    tap.feed(chunk)
                 if seen is not None:
                     seen.feed(chunk)
                 yield chunk
@@ -119,6 +129,8 @@ async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: C
             if ok:
                 fwd.succeeded()
             fwd.release()
+            if tap is not None:  # a cut stream's too: the usage its bytes said so far
+                ctx.completion = Relayed(tap.usage, upstream)
             ctx.log()
 
     return Reply(200, headers=headers, content_type="text/event-stream", stream=body())

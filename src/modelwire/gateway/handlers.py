@@ -191,7 +191,8 @@ class _Handlers:
             if eligible(client, door, ctx.raw):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
-                                          hand_over=ctx.unexpressible is None, tags=tags)
+                                          hand_over=ctx.unexpressible is None, tags=tags,
+                                          meter=self.gw.usage_wanted)
                 if forwarded is not None:
                     if held is not None:
                         held = self._hand_slot(forwarded, held)

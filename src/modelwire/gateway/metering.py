@@ -4,52 +4,119 @@ the body, or tapped from the stream's events that carry usage, in our usage's te
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..types import ApiMode
 
-__all__ = ["StreamUsage", "body_usage", "usage_of"]
+if TYPE_CHECKING:
+    from ..client import Upstream
+    from ..providers.prices import Price
+
+__all__ = ["Counted", "Relayed", "StreamUsage", "body_usage", "usage_of"]
 
 _MAX_PENDING = 1 << 20  # an event longer than this carries text, not usage: not kept
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+_INT = frozenset((int,))
+
+
+def _counts(usage: dict[str, Any]) -> dict[str, int]:
+    """``usage`` when every count is an int (a bool's type is bool: not one), else with
+    the others as 0: an upstream's odd value must not break the books."""
+    if _INT.issuperset(map(type, usage.values())):
+        return usage
+    return {k: v if type(v) is int else 0 for k, v in usage.items()}
+
+
+def _anthropic(raw: dict[str, Any]) -> dict[str, int]:
+    get = raw.get
+    usage = _counts({"prompt_tokens": get("input_tokens", 0), "completion_tokens": get("output_tokens", 0),
+                     "cache_read_tokens": get("cache_read_input_tokens", 0),
+                     "cache_write_tokens": get("cache_creation_input_tokens", 0), "reasoning_tokens": 0})
+    usage["prompt_tokens"] += usage["cache_read_tokens"] + usage["cache_write_tokens"]  # ours include both
+    return usage
+
+
+def _responses(raw: dict[str, Any]) -> dict[str, int]:
+    get = raw.get
+    inp, out = get("input_tokens_details"), get("output_tokens_details")
+    return _counts({"prompt_tokens": get("input_tokens", 0), "completion_tokens": get("output_tokens", 0),
+                    "cache_read_tokens": inp.get("cached_tokens", 0) if type(inp) is dict else 0,
+                    "cache_write_tokens": 0,
+                    "reasoning_tokens": out.get("reasoning_tokens", 0) if type(out) is dict else 0})
+
+
+def _chat(raw: dict[str, Any]) -> dict[str, int]:
+    get = raw.get
+    inp, out = get("prompt_tokens_details"), get("completion_tokens_details")
+    return _counts({"prompt_tokens": get("prompt_tokens", 0), "completion_tokens": get("completion_tokens", 0),
+                    "cache_read_tokens": inp.get("cached_tokens", 0) if type(inp) is dict else 0,
+                    "cache_write_tokens": 0,
+                    "reasoning_tokens": out.get("reasoning_tokens", 0) if type(out) is dict else 0})
+
+
+_READERS = {"anthropic_messages": _anthropic, "responses": _responses, "chat_completions": _chat}
 
 
 def usage_of(door: ApiMode, raw: Any) -> dict[str, int] | None:
     """Our usage from a door's own usage object (None: it has none)."""
-    if not isinstance(raw, dict):
-        return None
-    if door == "anthropic_messages":
-        read = _int(raw.get("cache_read_input_tokens"))
-        write = _int(raw.get("cache_creation_input_tokens"))
-        prompt = _int(raw.get("input_tokens")) + read + write
-        return {"prompt_tokens": prompt, "completion_tokens": _int(raw.get("output_tokens")),
-                "cache_read_tokens": read, "cache_write_tokens": write, "reasoning_tokens": 0}
-    if door == "responses":
-        inp, out = raw.get("input_tokens_details") or {}, raw.get("output_tokens_details") or {}
-        return {"prompt_tokens": _int(raw.get("input_tokens")),
-                "completion_tokens": _int(raw.get("output_tokens")),
-                "cache_read_tokens": _int(inp.get("cached_tokens")) if isinstance(inp, dict) else 0,
-                "cache_write_tokens": 0,
-                "reasoning_tokens": _int(out.get("reasoning_tokens")) if isinstance(out, dict) else 0}
-    inp, out = raw.get("prompt_tokens_details") or {}, raw.get("completion_tokens_details") or {}
-    return {"prompt_tokens": _int(raw.get("prompt_tokens")),
-            "completion_tokens": _int(raw.get("completion_tokens")),
-            "cache_read_tokens": _int(inp.get("cached_tokens")) if isinstance(inp, dict) else 0,
-            "cache_write_tokens": 0,
-            "reasoning_tokens": _int(out.get("reasoning_tokens")) if isinstance(out, dict) else 0}
+    return _READERS[door](raw) if type(raw) is dict else None
+
+
+class Relayed:
+    """A relayed answer as the metrics, the spend record and the status page read a
+    Completion: its usage (None: the bytes said none), and from the upstream that served
+    it its price and so the cost."""
+
+    __slots__ = ("cost", "price", "upstream", "usage")
+    attempts: tuple[Any, ...] = ()  # the lane makes one
+    price: Price | None
+    cost: float | None
+
+    def __init__(self, usage: dict[str, int] | None, upstream: Upstream) -> None:
+        self.usage, self.upstream = usage, upstream
+        price = self.price = upstream.price
+        self.cost = None if usage is None or price is None else price.cost(usage)
+
+    @property
+    def provider(self) -> str:
+        return self.upstream.provider
+
+    @property
+    def model(self) -> str:
+        return self.upstream.model_id
+
+
+class Counted:
+    """An answer known by its token counts alone (embeddings: no price in the table)."""
+
+    __slots__ = ("usage",)
+    attempts: tuple[Any, ...] = ()
+    price = cost = None
+
+    def __init__(self, usage: dict[str, int]) -> None:
+        self.usage = usage
 
 
 def body_usage(door: ApiMode, body: bytes) -> dict[str, int] | None:
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
+    """The usage of a JSON answer. Every protocol puts ``usage`` after the content, so
+    the body is parsed from its last ``"usage"`` key on, as ``{"usage": ..., <the rest>``:
+    that parses only when the key is a top-level one (a nested one leaves brackets
+    unmatched); else the whole body."""
+    at = body.rfind(b'"usage"')
+    if at < 0:
         return None
-    return usage_of(door, data.get("usage")) if isinstance(data, dict) else None
+    try:
+        data = orjson.loads(b"{" + body[at:])
+    except orjson.JSONDecodeError:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+    raw = data.get("usage") if type(data) is dict else None
+    return _READERS[door](raw) if type(raw) is dict else None
 
 
 class StreamUsage:
@@ -67,36 +134,48 @@ class StreamUsage:
         self.usage: dict[str, int] | None = None
 
     def feed(self, chunk: bytes) -> None:
-        data = self._pending + chunk if self._pending else chunk
+        if self._pending:
+            data = self._pending + chunk
+        elif b'"usage"' not in chunk and chunk.endswith(b"\n\n"):
+            return  # whole events without usage: most chunks
+        else:
+            data = chunk
         cut = data.rfind(b"\n\n")
         if cut < 0:
             self._pending = data if len(data) <= _MAX_PENDING else b""
             return
         self._pending = data[cut + 2:] if len(data) - cut <= _MAX_PENDING else b""
-        complete = data[:cut]
-        if b'"usage"' not in complete:
-            return
-        for line in complete.split(b"\n"):
-            if line.startswith(b"data:") and b'"usage"' in line:
-                self._event(line[5:])
+        # each line holding "usage" (found in C, not line by line: a read may hold dozens of events)
+        at = data.find(b'"usage"', 0, cut)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            end = data.find(b"\n", at)  # at most cut: a line ends there
+            # Chat Completions with include_usage: "usage":null in every chunk but the last
+            if data.startswith(b"data:", start) and not data.startswith(b'"usage":null', at):
+                self._event(data[start + 5:end])
+            at = data.find(b'"usage"', end, cut)
 
     def _event(self, payload: bytes) -> None:
         try:
             event = orjson.loads(payload)
         except orjson.JSONDecodeError:
             return
-        if not isinstance(event, dict):
+        if type(event) is not dict:
             return
-        if self._door == "anthropic_messages":
+        door = self._door
+        if door == "chat_completions":
             raw = event.get("usage")
-            if event.get("type") == "message_start" and isinstance(event.get("message"), dict):
+            if type(raw) is dict:
+                self.usage = _chat(raw)
+        elif door == "anthropic_messages":
+            raw = event.get("usage")
+            if event.get("type") == "message_start" and type(event.get("message")) is dict:
                 raw = event["message"].get("usage")
-            if isinstance(raw, dict):
+            if type(raw) is dict:
                 self._anthropic.update({k: v for k, v in raw.items() if v is not None})
-                self.usage = usage_of(self._door, self._anthropic)
-        elif self._door == "responses":
+                self.usage = _anthropic(self._anthropic)
+        else:
             response = event.get("response")
-            if isinstance(response, dict) and response.get("usage"):
-                self.usage = usage_of(self._door, response["usage"])
-        elif event.get("usage"):
-            self.usage = usage_of(self._door, event["usage"])
+            raw = response.get("usage") if type(response) is dict else None
+            if type(raw) is dict:
+                self.usage = _responses(raw)

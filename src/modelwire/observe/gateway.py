@@ -34,7 +34,7 @@ class RequestFacts(Protocol):
     started: float  # perf_counter at arrival
     overhead: float | None  # seconds the gateway itself spent (None: unknown)
     first_token: float | None  # perf_counter of a stream's first event
-    completion: Any  # what answered it (None: an error, or the passthrough lane)
+    completion: Any  # what answered it: its usage and cost (None: an error, or nobody counts usage)
     span: Any
     span_token: Any
 
