@@ -189,3 +189,16 @@ def test_the_status_page_shows_a_lane_answers_cost_with_metrics_off(emulator_cle
     (last,) = data["recent"]
     assert last["lane"] is True
     assert last["cost_usd"] == pytest.approx(_anthropic_cost(r.json()["usage"]), abs=1e-8)
+
+
+def test_an_open_lane_stream_is_counted_in_open_streams_until_it_ends(gw, emulator_clean):
+    emulator_clean.set_faults([{"fault": "slow_chunks", "model": "claude-sonnet-4-5", "seconds": 0.2}])
+    body = {"model": "claude", "max_tokens": 64, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with httpx.stream("POST", gw.base_url + "/v1/messages", json=body, headers=ANTHROPIC, timeout=30) as r:
+        assert r.headers["x-modelwire-lane"] == "passthrough"
+        chunks = r.iter_bytes()
+        next(chunks)  # the stream is open: its first bytes came
+        during = _one(_scrape(gw), "modelwire_open_streams")
+        b"".join(chunks)
+    assert during == 1
+    assert _one(_scrape(gw), "modelwire_open_streams") == 0

@@ -108,6 +108,9 @@ async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: C
         ok = False
         seen = _ResponsesSeen() if door.api_mode == "responses" else None
         tap = StreamUsage(door.api_mode) if meter else None
+        observe = ctx.observe
+        if observe is not None:
+            observe.stream_opened()
         try:
             async for chunk in resp.aiter_chunks():
                 if tap is not None:
@@ -131,6 +134,8 @@ async def forward(upstream: Upstream, door: Door, req: Mapping[str, Any], ctx: C
             fwd.release()
             if tap is not None:  # a cut stream's too: the usage its bytes said so far
                 ctx.completion = Relayed(tap.usage, upstream)
+            if observe is not None:
+                observe.stream_closed()
             ctx.log()
 
     return Reply(200, headers=headers, content_type="text/event-stream", stream=body())
