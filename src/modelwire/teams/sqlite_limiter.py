@@ -18,7 +18,7 @@ A sliding minute is the scope's hit rows of the last 60 s: its count minus the r
 have left the window and are not yet deleted (the settles delete them, so that a
 reserve writes as few pages as it can).
 
-``reserve`` is one short ``BEGIN IMMEDIATE`` transaction on the event loop (about 60 µs:
+``reserve`` is one short ``BEGIN IMMEDIATE`` transaction on the event loop (its cost:
 docs/performance). It never blocks the loop on another process's lock: its connection
 has no busy timeout, and a busy file is retried after a short ``asyncio.sleep``.
 
