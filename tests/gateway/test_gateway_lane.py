@@ -206,6 +206,52 @@ def test_a_sealed_signature_never_rides_the_lane_however_it_is_spelled(lgw, emul
         assert len(sent) == 1 and "mwseal1" not in sent[0] and "AAAAbogus" not in sent[0]
 
 
+def test_an_envelope_echoed_at_the_responses_door_is_translated_not_forwarded(lgw, emulator_clean):
+    from modelwire.gateway.seal import Sealer
+
+    # a genuine envelope of this gateway (its secret is per process: a foreign one here)
+    envelope = Sealer("another-secret-of-enough-size").seal("deepseek", {"type": "reasoning_content", "text": "t"})
+    body = {"model": "gpt-r", "input": [
+        {"role": "user", "content": "hi"}, {"type": "reasoning", "summary": [], "encrypted_content": envelope},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "hello"}]},
+        {"role": "user", "content": "again"}]}
+    n = _since(emulator_clean)
+    r = httpx.post(lgw.base_url + "/v1/responses", json=body, headers={"authorization": f"Bearer {KEY}"}, timeout=30)
+    assert r.status_code == 200, r.text
+    assert "x-modelwire-lane" not in r.headers
+    sent = [json.dumps(req["body"]) for req in _after(emulator_clean, n)]
+    assert len(sent) == 1 and "mwseal1" not in sent[0]
+
+
+def test_the_prefix_in_a_clients_own_text_still_rides_the_lane(lgw, emulator_clean):
+    # only reasoning the gateway sealed needs opening: the same letters in a message's
+    # text (or a tool's description) are the client's, forwarded as sent
+    body = {"model": "claude", "max_tokens": 64, "messages": [
+        {"role": "user", "content": "what does mwseal1.AAAA mean?"},
+        {"role": "assistant", "content": [{"type": "text", "text": "a prefix: mwseal1."}]},
+        {"role": "user", "content": "and mwseal1.x?"}]}
+    n = _since(emulator_clean)
+    r = httpx.post(lgw.base_url + "/v1/messages", content=json.dumps(body).encode(), timeout=30,
+                   headers={"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"})
+    assert r.headers.get("x-modelwire-lane") == "passthrough", r.text
+    assert _after(emulator_clean, n)[0]["body"]["messages"] == body["messages"]
+
+
+def test_content_only_the_lane_carries_beside_an_envelope_is_refused_not_forwarded(lgw, emulator_clean):
+    # the door could not decode it, so the bytes are searched (escapes too): an envelope
+    # there can be neither opened nor forwarded
+    thinking = b'{"type":"thinking","thinking":"t","signature":"\\u006dwseal1.AAAAbogus"}'
+    raw = (b'{"model":"claude","max_tokens":64,"messages":[{"role":"user","content":"hi"},'
+           b'{"role":"assistant","content":[' + thinking + b',{"type":"text","text":"x"}]},'
+           b'{"role":"user","content":[{"type":"search_result","source":"s","title":"t",'
+           b'"content":[{"type":"text","text":"x"}]},{"type":"text","text":"q"}]}]}')
+    n = _since(emulator_clean)
+    r = httpx.post(lgw.base_url + "/v1/messages", content=raw, timeout=30,
+                   headers={"x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json"})
+    assert r.status_code == 400 and "cannot be expressed" in r.json()["error"]["message"]
+    assert _after(emulator_clean, n) == []
+
+
 @pytest.mark.parametrize("block", [
     {"type": "search_result", "source": "https://example.test/a", "title": "A",
      "content": [{"type": "text", "text": "a fact"}]},

@@ -22,7 +22,7 @@ from ..wire.api import ApiMode
 from .errors import HttpError, error_body
 from .seal import Sealer
 
-__all__ = ["DOORS", "Door", "open_sealed", "seal_events", "seal_message"]
+__all__ = ["DOORS", "Door", "holds_envelope", "open_sealed", "seal_events", "seal_message"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,19 +133,42 @@ def seal_events(events: Iterable[StreamEvent], spec: Door, sealer: Sealer) -> li
     return out
 
 
-def open_sealed(messages: Sequence[Message], sealer: Sealer) -> list[Message]:
-    """Restore sealed reasoning the client echoed; drop envelopes that do not open."""
+def _envelope(entry: object) -> object:
+    """The value of a reasoning entry that would carry a sealed envelope, if any (any
+    shape a client sends is looked at: this runs on every request)."""
+    block = entry.get("block") if isinstance(entry, dict) else None
+    if not isinstance(block, dict):
+        return None
+    return block.get("signature") or block.get("encrypted_content")
+
+
+def holds_envelope(messages: Sequence[Message]) -> bool:
+    """Whether :func:`open_sealed` has anything to open: a sealed envelope in an assistant
+    message's ``reasoning_details`` (decoded strings: however the client's JSON spelled it)."""
+    for message in messages:
+        if message["role"] == "assistant" and isinstance(details := message.get("reasoning_details"), list):
+            for entry in details:
+                if Sealer.is_sealed(_envelope(entry)):
+                    return True
+    return False
+
+
+def open_sealed(messages: list[Message], sealer: Sealer) -> list[Message]:
+    """Restore sealed reasoning the client echoed; drop envelopes that do not open.
+    ``messages`` itself comes back when it holds no envelope."""
+    if not holds_envelope(messages):
+        return messages
     out: list[Message] = []
     for message in messages:
+        details = message.get("reasoning_details")
         # a decoded request's messages all have a role (the codecs check it)
-        if message["role"] != "assistant" or not (details := message.get("reasoning_details")):
+        if message["role"] != "assistant" or not isinstance(details, list):
             out.append(message)
             continue
         restored: list[ReasoningDetail] = []
         changed = tampered = False
         for entry in details:
-            block = entry.get("block", {}) if isinstance(entry, dict) else {}
-            envelope = block.get("signature") or block.get("encrypted_content")
+            envelope = _envelope(entry)
             if Sealer.is_sealed(envelope):
                 changed = True
                 opened = sealer.open(envelope)

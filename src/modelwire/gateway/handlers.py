@@ -29,7 +29,6 @@ from .request import (
     request_id,
     served_headers,
 )
-from .seal import may_hold_envelope
 from .serving import ClientGone, Reply
 from .slots import HeldStream
 
@@ -149,10 +148,13 @@ class _Handlers:
             # a codec should raise MessageError itself; this keeps a client's
             # mistake a 400 even where it does not
             raise GatewayError(400, f"invalid request: {type(exc).__name__}: {exc}", "invalid_request") from exc
-        if may_hold_envelope(body):  # else no message has anything to open (not walked)
-            sealer = self.gw.sealer
-            before = sealer.unopened
-            req["messages"] = open_sealed(req.get("messages") or [], sealer)
+        messages = req.get("messages") or []
+        sealer = self.gw.sealer
+        before = sealer.unopened
+        opened = open_sealed(messages, sealer)
+        if opened is not messages:  # the client echoed sealed reasoning
+            ctx.sealed = True
+            req["messages"] = opened
             if sealer.unopened != before:
                 ctx.warning = self.gw.seals_unopened()
         return req
@@ -188,7 +190,7 @@ class _Handlers:
                 ticket = await self.gw.admission.admit(who, ctx.model, client, req, ctx.raw,
                                                          ctx.request_id)
             tags = None if self.gw.capture is None else self._capture_tags(request, who, ctx)
-            if eligible(client, door, ctx.raw):
+            if eligible(client, door, ctx.raw, None if ctx.unexpressible is not None else ctx.sealed):
                 ctx.streaming = bool(req.get("stream"))
                 forwarded = await forward(client.upstream(), door, req, ctx, request.headers,
                                           hand_over=ctx.unexpressible is None, tags=tags,

@@ -143,10 +143,14 @@ def _fit(client: AsyncClient, door: Door) -> _Fit:
 _ROLE_SYSTEM = re.compile(rb'"role"[ \t\r\n]*:[ \t\r\n]*"system"')
 
 
-def eligible(client: AsyncClient, door: Door, raw: bytes) -> bool:
-    """Whether this request can go through the lane."""
+def eligible(client: AsyncClient, door: Door, raw: bytes, sealed: bool | None) -> bool:
+    """Whether this request can go through the lane. ``sealed``: whether the decoded
+    request held a sealed envelope (:func:`~modelwire.gateway.doors.holds_envelope`);
+    ``None`` when the door could not decode it, and then the bytes are searched."""
     fit = _fit(client, door)
-    if not fit.eligible or may_hold_envelope(raw):
+    if not fit.eligible:
+        return False
+    if sealed or (sealed is None and may_hold_envelope(raw)):
         return False  # sealed reasoning must be opened: translate
     if door.api_mode == "anthropic_messages" and not fit.mid_system and _ROLE_SYSTEM.search(raw):
         # mid-conversation system messages this model rejects: the translating path

@@ -141,6 +141,7 @@ class Ctx:
     # the request holds content the internal model cannot carry: only the lane (which
     # forwards the client's bytes) can serve it; anywhere else this is the answer
     unexpressible: ModelwireError | None = None
+    sealed: bool = False  # the client echoed sealed reasoning: opened, so never forwarded as sent
     dropped_tools: tuple[str, ...] = ()  # hosted tools the upstream cannot run, left out
     completion: Any = None  # what answered: its usage and cost (metrics); teams settle a stream from it
     # metrics and traces (modelwire.observe.gateway reads these; None: both off)

@@ -39,9 +39,9 @@ _SPELLED = re.compile(b"".join(_spelled(c) for c in PREFIX))
 
 def may_hold_envelope(raw: bytes) -> bool:
     """Whether a JSON body could hold a sealed envelope (a string that starts with
-    :data:`PREFIX`). False means it holds none: nothing needs opening, and the bytes may
-    go upstream as they are. The plain prefix is one byte search; the spellings with
-    escapes are looked for only in a body that has a backslash-u escape at all.
+    :data:`PREFIX`), however JSON spells it. For a body the door could not decode only:
+    a decoded request is asked :func:`~modelwire.gateway.doors.holds_envelope`, and a byte
+    search is slow on JSON text (see the performance page).
 
     ``find``, not ``in``: ``bytes in bytes`` first tries the needle as an integer and
     formats a TypeError it then drops."""
