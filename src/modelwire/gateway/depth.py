@@ -1,9 +1,9 @@
 """Nesting depth of a request, checked at the door: a 400 that names the limit.
 
-orjson parses 1,023 levels but writes only ~254, and the codecs' recursive walks (tool
+orjson parses 1,023 levels but writes only 254, and the codecs' recursive walks (tool
 schema normalizers) run out of stack before that: an over-deep body was a 500. The
-check runs on the parsed body, and only when the raw bytes hold more brackets than the
-limit (with fewer, no value can be that deep): the usual small request skips it.
+check runs on the parsed body, and a small body with no more brackets than the limit
+(no value in it can be that deep) skips it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from ..types import JSONValue
+from .depth_orjson import exceeds
 from .errors import GatewayError
 
 __all__ = ["check_depth", "depth_exceeds"]
@@ -44,11 +45,11 @@ def _brackets(body: bytes) -> int:
 def _schema_brackets(schema: JSONValue) -> int:
     try:
         return _brackets(orjson.dumps(schema))
-    except orjson.JSONEncodeError:  # orjson writes ~254 levels at most: deeper than any limit
+    except orjson.JSONEncodeError:  # orjson writes 254 levels at most: deeper than any limit
         return 1 << 30
 
 
-_COUNTED = 16 * 1024
+_COUNTED = 4 * 1024  # counting brackets costs ~1 ns a byte: past this, orjson answers sooner
 _SCHEMA_LEVEL = 5  # a schema's own level in the body: body, tools, tool, function, schema
 
 
@@ -72,25 +73,29 @@ def _schemas(data: dict[str, Any]) -> list[Any]:
 def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: int) -> None:
     """Raise a 400 when the body nests more than ``max_body`` levels, or a tool's schema
     more than ``max_schema`` (``gateway.max_json_depth``, ``gateway.max_schema_depth``).
+    ``data`` is ``body`` as ``orjson.loads`` read it.
 
-    An agent's request holds thousands of brackets, most of them in its tools' schemas,
-    every turn. A schema with no more brackets than ``max_schema`` (its JSON, counted in C)
-    cannot nest deeper, so only a schema with more is walked; and once every schema is
-    known to be within its limit, the body's walk need not enter them again."""
-    # a bound on the brackets: counted in a small body; a large one's length (counting
-    # 250 KB costs about as much as walking its schemas, and it holds thousands anyway)
+    A small body with no more brackets than a limit cannot nest deeper: it passes on the
+    count. Otherwise orjson tells, in C (:mod:`.depth_orjson`); where it cannot, walks do."""
     brackets = _brackets(body) if len(body) <= _COUNTED else len(body)
     if brackets <= min(max_body, max_schema):
         return
     schemas = _schemas(data)
-    for schema in schemas:
-        if _schema_brackets(schema) > max_schema and depth_exceeds(schema, max_schema):
-            raise GatewayError(400, f"a tool's schema nests deeper than {max_schema} levels, the "
-                                    "gateway's limit (gateway.max_schema_depth)", "too_deep")
+    # in one list, each schema is a level deeper than on its own
+    deep = exceeds(schemas, max_schema + 1) if schemas else False
+    if deep is None:
+        deep = any(_schema_brackets(schema) > max_schema and depth_exceeds(schema, max_schema)
+                   for schema in schemas)
+    if deep:
+        raise GatewayError(400, f"a tool's schema nests deeper than {max_schema} levels, the "
+                                "gateway's limit (gateway.max_schema_depth)", "too_deep")
     if brackets <= max_body:
         return
-    # the schemas are within max_schema levels of their own, at level 5 of the body
-    skip = frozenset(map(id, schemas)) if max_schema + _SCHEMA_LEVEL - 1 <= max_body else frozenset()
-    if depth_exceeds(data, max_body, skip):
+    deep = exceeds(data, max_body)
+    if deep is None:
+        # the schemas are within max_schema levels of their own, at level 5 of the body
+        skip = frozenset(map(id, schemas)) if max_schema + _SCHEMA_LEVEL - 1 <= max_body else frozenset()
+        deep = depth_exceeds(data, max_body, skip)
+    if deep:
         raise GatewayError(400, f"request body nests deeper than {max_body} levels, the gateway's "
                                 "limit (gateway.max_json_depth)", "too_deep")
