@@ -34,9 +34,13 @@ def _levels(levels: int, kind: str) -> Any:
 def _oracle(data: dict[str, Any], max_body: int, max_schema: int) -> str | None:
     """Which 400 the walk gives: the schema's first, then the body's."""
     for tool in data.get("tools") or []:
-        holder = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function")
+        holder: dict[str, Any] = function if isinstance(function, dict) else tool
         for key in ("parameters", "input_schema"):
-            if isinstance(holder.get(key), (dict, list)) and depth_exceeds(holder[key], max_schema):
+            schema = holder.get(key)
+            if isinstance(schema, (dict, list)) and depth_exceeds(schema, max_schema):
                 return SCHEMA_REFUSED
     return BODY_REFUSED if depth_exceeds(data, max_body) else None
 
@@ -111,7 +115,6 @@ def test_each_limit_holds_to_the_level(kind: str, max_body: int, max_schema: int
         assert _refusal(_chat_body({"type": "object"}, _levels(max_body, kind)), max_body, max_schema) == BODY_REFUSED
 
 
-_kinds = st.lists(st.sampled_from(["list", "dict"]), min_size=1, max_size=270)
 _scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.floats(allow_nan=False,
                                                                                        allow_infinity=False)
 _side = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
@@ -119,16 +122,20 @@ _side = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
 
 
 @st.composite
-def _trees(draw: st.DrawFn) -> Any:
-    """A spine of nested lists and dicts with shallow branches beside it at every level."""
-    kinds = draw(_kinds)
+def _trees(draw: st.DrawFn, levels: int | None = None) -> Any:
+    """A spine of nested lists and dicts with shallow branches beside it at a few levels
+    (``levels`` containers in the spine, else any number), then a leaf that may add one."""
+    if levels is None:
+        levels = draw(st.integers(1, 270))
+    kinds = "".join(draw(st.sampled_from(["l", "d"])) for _ in range(min(levels, 8))) * (levels // 8 + 1)
+    branches = dict(draw(st.lists(st.tuples(st.integers(0, levels - 1), _side), max_size=4)))
     value: Any = draw(st.sampled_from([[], {}, 1, "x"]))
-    for kind in reversed(kinds):
-        siblings = draw(st.lists(_side, max_size=2))
-        if kind == "list":
-            value = [*siblings[:1], value, *siblings[1:]]
+    for level in reversed(range(levels)):
+        side = branches.get(level, 0)
+        if kinds[level] == "l":
+            value = [value, side] if level in branches else [value]
         else:
-            value = {**{f"s{i}": s for i, s in enumerate(siblings)}, "spine": value}
+            value = {"spine": value, "side": side} if level in branches else {"spine": value}
     return value
 
 
@@ -149,12 +156,18 @@ def test_orjson_tells_the_depth_the_walk_finds(tree: Any, offset: int) -> None:
         assert told is None
 
 
-@settings(max_examples=200, deadline=None)
-@given(schema=_trees(), metadata=_trees(), shape=st.sampled_from(["chat", "anthropic", "responses"]),
-       max_body=st.sampled_from([128, 40, 254, 255, 300]), max_schema=st.sampled_from([64, 30, 253, 260]),
-       tools=st.integers(0, 3))
-def test_the_door_refuses_what_the_walk_refuses(schema: Any, metadata: Any, shape: str, max_body: int,
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), odd_tool=st.booleans(), shape=st.sampled_from(["chat", "anthropic", "responses"]),
+       max_body=st.sampled_from([128, 40, 67, 68, 254, 255, 300]),
+       max_schema=st.sampled_from([64, 30, 125, 126, 252, 253, 260]), tools=st.integers(0, 3))
+def test_the_door_refuses_what_the_walk_refuses(data: st.DataObject, odd_tool: bool, shape: str, max_body: int,
                                                 max_schema: int, tools: int) -> None:
+    # depths drawn around each boundary: the schema's, the tools list's as a whole (a deep
+    # part of a tool that is not its schema, ``extra``, still counts toward the body) and
+    # the body's
+    def near(level: int) -> Any:
+        return data.draw(_trees(max(1, level + data.draw(st.integers(-2, 1)))))
+
     def tool(i: int, params: Any) -> dict[str, Any]:
         if shape == "chat":
             return {"type": "function", "function": {"name": f"t{i}", "parameters": params}}
@@ -162,20 +175,34 @@ def test_the_door_refuses_what_the_walk_refuses(schema: Any, metadata: Any, shap
             return {"name": f"t{i}", "input_schema": params}
         return {"type": "function", "name": f"t{i}", "parameters": params}
 
-    data = {"model": "m", "metadata": metadata,
-            "tools": [tool(i, {"type": "object"}) for i in range(tools)] + [tool(tools, schema)]}
-    body = json.dumps(data).encode()
+    listed: list[Any] = [tool(i, {"type": "object"}) for i in range(tools)] + [tool(tools, near(max_schema))]
+    extra = data.draw(st.sampled_from([None, max_schema + 1, max_body - 2]))
+    if extra is not None:
+        listed[0]["extra"] = near(extra)
+    if odd_tool:
+        listed.append("not a tool")
+    body = json.dumps({"model": "m", "metadata": near(max_body - 1), "tools": listed}).encode()
     assert _refusal(body, max_body, max_schema) == _oracle(orjson.loads(body), max_body, max_schema)
 
 
+@pytest.mark.parametrize(("max_body", "max_schema"), [(128, 64), (67, 64), (128, 126), (128, 125), (300, 64)])
 @pytest.mark.parametrize("kind", ["list", "dict"])
-@pytest.mark.parametrize("max_body", [128, 10])
-def test_a_body_that_is_all_nesting_passes_on_its_bracket_count_only_within_the_limit(kind: str,
-                                                                                      max_body: int) -> None:
-    # every bracket of these bodies is a level: the count alone decides, to the level
-    for levels, refused in ((max_body - 1, None), (max_body, BODY_REFUSED)):
-        body = json.dumps({"model": "m", "metadata": _levels(levels, kind)}).encode()
-        assert body.count(b"{") + body.count(b"[") == levels + 1
-        assert _refusal(body, max_body, 64) == refused
-    schema_only = json.dumps({"tools": [{"name": "t", "input_schema": _levels(65, kind)}]}).encode()
-    assert _refusal(schema_only, 128, 64) == SCHEMA_REFUSED
+def test_a_deep_part_of_a_tool_that_is_not_its_schema_counts_toward_the_body(kind: str, max_body: int,
+                                                                             max_schema: int) -> None:
+    # body, tools, the tool, then the part: it may nest max_body - 3 levels of its own
+    def body(levels: int) -> bytes:
+        tool = {"name": "t", "input_schema": {"type": "object"}, "extra": _levels(levels, kind)}
+        return json.dumps({"model": "m", "tools": [tool, {"name": "u", "input_schema": {}}]}).encode()
+
+    assert _refusal(body(max_body - 3), max_body, max_schema) is None
+    assert _refusal(body(max_body - 2), max_body, max_schema) == BODY_REFUSED
+
+
+@pytest.mark.parametrize(("max_body", "max_schema"), [(32, 64), (67, 64), (68, 64), (300, 297), (300, 296)])
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_a_schema_within_its_own_limit_still_counts_toward_the_body(kind: str, max_body: int,
+                                                                    max_schema: int) -> None:
+    # the schema is at level 5 of a Chat body: it may nest max_body - 4 levels of its own
+    assert _refusal(_chat_body(_levels(max_body - 4, kind)), max_body, max_schema) is None
+    refused = SCHEMA_REFUSED if max_body - 3 > max_schema else BODY_REFUSED
+    assert _refusal(_chat_body(_levels(max_body - 3, kind)), max_body, max_schema) == refused

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import orjson
 import pytest
@@ -84,16 +85,17 @@ def test_an_echoed_envelope_opens_however_the_clients_json_spells_it(door, spell
     raw = orjson.dumps(_echo(door, sealer.seal("deepseek", native)))
     raw = raw.replace(b"mwseal1.", spelling)
     assert raw.count(spelling) == 1
-    messages = DOORS[door].codec.decode_request(orjson.loads(raw), {})["messages"]
+    messages: list[Any] = DOORS[door].codec.decode_request(orjson.loads(raw), {}).get("messages", [])
     assert holds_envelope(messages)
-    assert open_sealed(messages, sealer)[1]["reasoning_details"] == [{"issuer": "deepseek", "block": native}]
+    assert open_sealed(messages, sealer)[1].get("reasoning_details") == [{"issuer": "deepseek", "block": native}]
 
 
 def test_messages_without_an_envelope_come_back_as_the_same_list():
-    messages = DOORS["anthropic_messages"].codec.decode_request(
-        _echo("anthropic_messages", "EqQBCkYIBxgCKkA"), {})["messages"]
-    text_only = [{"role": "user", "content": "mwseal1. in my own words"}, {"role": "assistant", "content": "mwseal1."}]
-    for plain in (messages, text_only, []):
+    messages: list[Any] = DOORS["anthropic_messages"].codec.decode_request(
+        _echo("anthropic_messages", "EqQBCkYIBxgCKkA"), {}).get("messages", [])
+    text_only: list[Any] = [{"role": "user", "content": "mwseal1. in my own words"}, {"role": "assistant", "content": "mwseal1."}]
+    nothing: list[Any] = []
+    for plain in (messages, text_only, nothing):
         assert not holds_envelope(plain)
         assert open_sealed(plain, Sealer("s" * 32)) is plain
 
@@ -104,9 +106,9 @@ def test_messages_without_an_envelope_come_back_as_the_same_list():
 def test_reasoning_details_of_any_shape_hold_no_envelope_and_pass_as_they_are(details):
     # holds_envelope runs on every request: whatever a client put there, no 500 and no change
     sealer = Sealer("s" * 32)
-    messages = [{"role": "assistant", "content": "x", "reasoning_details": details}]
+    messages: list[Any] = [{"role": "assistant", "content": "x", "reasoning_details": details}]
     assert not holds_envelope(messages)
     assert open_sealed(messages, sealer) is messages
     sealed = {"issuer": "anthropic", "block": {"signature": sealer.seal("deepseek", {"type": "t"})}}
-    with_one = [*messages, {"role": "assistant", "content": "y", "reasoning_details": [sealed]}]
+    with_one: list[Any] = [*messages, {"role": "assistant", "content": "y", "reasoning_details": [sealed]}]
     assert open_sealed(with_one, sealer)[0] is messages[0]

@@ -76,11 +76,37 @@ def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: in
     ``data`` is ``body`` as ``orjson.loads`` read it.
 
     A small body with no more brackets than a limit cannot nest deeper: it passes on the
-    count. Otherwise orjson tells, in C (:mod:`.depth_orjson`); where it cannot, walks do."""
+    count. Otherwise orjson tells, in C (:mod:`.depth_orjson`); where it cannot, walks do.
+    An agent's tools are most of its body: when the tools list as a whole is shallow
+    enough, no schema in it can be too deep, and the body's check leaves it out."""
     brackets = _brackets(body) if len(body) <= _COUNTED else len(body)
     if brackets <= min(max_body, max_schema):
         return
-    schemas = _schemas(data)
+    tools = data.get("tools")
+    # a schema is at level 3 or 4 of the tools list (tools[i].input_schema,
+    # tools[i].function.parameters): a list within max_schema + 2 levels holds none deeper
+    shallow = isinstance(tools, list) and exceeds(tools, max_schema + _SCHEMA_LEVEL - 3) is False
+    if not shallow:
+        _check_schemas(_schemas(data), max_schema)
+    if brackets <= max_body:
+        return
+    if shallow and max_schema + _SCHEMA_LEVEL - 2 <= max_body:
+        # the tools are within the body's limit: the rest decides (in a list, one level
+        # as in the body)
+        deep = exceeds([value for key, value in data.items() if key != "tools"], max_body)
+    else:
+        deep = exceeds(data, max_body)
+    if deep is None:
+        schemas = _schemas(data)
+        # the schemas are within max_schema levels of their own, at level 5 of the body
+        skip = frozenset(map(id, schemas)) if max_schema + _SCHEMA_LEVEL - 1 <= max_body else frozenset()
+        deep = depth_exceeds(data, max_body, skip)
+    if deep:
+        raise GatewayError(400, f"request body nests deeper than {max_body} levels, the gateway's "
+                                "limit (gateway.max_json_depth)", "too_deep")
+
+
+def _check_schemas(schemas: list[Any], max_schema: int) -> None:
     # in one list, each schema is a level deeper than on its own
     deep = exceeds(schemas, max_schema + 1) if schemas else False
     if deep is None:
@@ -89,13 +115,3 @@ def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: in
     if deep:
         raise GatewayError(400, f"a tool's schema nests deeper than {max_schema} levels, the "
                                 "gateway's limit (gateway.max_schema_depth)", "too_deep")
-    if brackets <= max_body:
-        return
-    deep = exceeds(data, max_body)
-    if deep is None:
-        # the schemas are within max_schema levels of their own, at level 5 of the body
-        skip = frozenset(map(id, schemas)) if max_schema + _SCHEMA_LEVEL - 1 <= max_body else frozenset()
-        deep = depth_exceeds(data, max_body, skip)
-    if deep:
-        raise GatewayError(400, f"request body nests deeper than {max_body} levels, the gateway's "
-                                "limit (gateway.max_json_depth)", "too_deep")
