@@ -44,6 +44,9 @@ _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | o
 Fragment: Any = orjson.Fragment  # pyright: ignore[reportAttributeAccessIssue]
 
 _MAX_KINDS = 256  # distinct (protocol, profile) pairs remembered
+_SAMPLE = 16  # bytes taken from the start, middle and end of a key found by find()
+_PER_SHORT_KEY = 4  # contents kept side by side under one short key
+_OVERHEAD = 64  # bytes per kept content beyond its JSON (tuple slots, references)
 
 
 def _refuse(value: Any) -> Any:
@@ -63,6 +66,12 @@ def json_key(content: Any) -> bytes | None:
         return orjson.dumps(content, default=_refuse, option=_STRICT)
     except TypeError:
         return None
+
+
+def _short_key(tag: int, raw: bytes) -> tuple[int, int, bytes, bytes, bytes]:
+    n = len(raw)
+    mid = n // 2
+    return tag, n, raw[:_SAMPLE], raw[mid: mid + _SAMPLE], raw[-_SAMPLE:]
 
 
 class EncodeCache:
@@ -130,6 +139,35 @@ class EncodeCache:
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
+
+    def find(self, tag: int, raw: bytes) -> Any:
+        """The value :meth:`keep` kept under ``tag`` for exactly the bytes ``raw``, or None.
+        Looked up by ``raw``'s length and a few short samples of it, then compared whole
+        (a memcmp): a large key is never hashed."""
+        key = _short_key(tag, raw)
+        found = self._entries.get(key)  # one C call each: atomic under the GIL, no lock needed
+        if found is not None:
+            for kept, value, _ in found[0]:
+                if kept == raw:
+                    self.hits += 1
+                    try:
+                        self._entries.move_to_end(key)
+                    except KeyError:  # evicted by another thread meanwhile
+                        pass
+                    return value
+        self.misses += 1
+        return None
+
+    def keep(self, tag: int, raw: bytes, value: Any, size: int) -> None:
+        """Keep ``value`` (immutable) for the content whose JSON is ``raw``, found again by
+        :meth:`find`; ``size``: what ``value`` holds in bytes (``raw`` is counted here). A
+        few contents that share a length and samples are kept side by side."""
+        key = _short_key(tag, raw)
+        entry = (compact(raw), value, len(raw) + size + _OVERHEAD)
+        found = self._entries.get(key)
+        family = found[0] if found is not None else ()
+        kept = (entry, *[e for e in family if e[0] != raw][: _PER_SHORT_KEY - 1])
+        self.put(key, kept, sum(e[2] for e in kept))
 
     def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """``convert``, remembered: the function returned gives ``convert(content)`` as an
