@@ -27,14 +27,16 @@ their own.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-__all__ = ["EncodeCache", "Fragment", "compact", "json_key"]
+__all__ = ["Converted", "EncodeCache", "Fragment", "compact", "json_key"]
 
 # serialize only what round-trips through JSON unchanged; anything else raises, uncached
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -66,6 +68,22 @@ def json_key(content: Any) -> bytes | None:
         return orjson.dumps(content, default=_refuse, option=_STRICT)
     except TypeError:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A request piece converted whole (:meth:`EncodeCache.whole`): its JSON, as bytes and
+    as a Fragment for the body, the facts the encoder asks of it, and the warnings its
+    conversion logs."""
+
+    fragment: Any  # orjson.Fragment of ``raw``
+    raw: bytes
+    facts: Any  # immutable
+    notes: tuple[tuple[Any, ...], ...]  # log.warning arguments, one tuple each
+
+    def loads(self) -> Any:
+        """The piece as new objects (to change them)."""
+        return orjson.loads(self.raw)
 
 
 def _short_key(tag: int, raw: bytes) -> tuple[int, int, bytes, bytes, bytes]:
@@ -168,6 +186,35 @@ class EncodeCache:
         family = found[0] if found is not None else ()
         kept = (entry, *[e for e in family if e[0] != raw][: _PER_SHORT_KEY - 1])
         self.put(key, kept, sum(e[2] for e in kept))
+
+    def whole(
+        self, kind: Hashable, content: Any, convert: Callable[[Any, list[tuple[Any, ...]]], tuple[Any, Any]],
+        log: logging.Logger,
+    ) -> Converted | None:
+        """``convert(content, notes)`` (a result and its facts), remembered whole: one
+        :func:`json_key` of ``content`` finds it (:meth:`find`). ``kind`` names everything
+        else the result depends on. ``convert`` appends its warnings to ``notes`` (the
+        ``log.warning`` arguments) instead of logging them: they go to ``log`` on every
+        use, as they would without a cache. None for content that is not plain JSON."""
+        raw = json_key(content)
+        if raw is None:
+            return None
+        tag = self.tag(kind)
+        found: Converted | None = self.find(tag, raw)
+        if found is None:
+            notes: list[tuple[Any, ...]] = []
+            try:
+                result, facts = convert(orjson.loads(raw), notes)  # from the bytes, as a later request finds them
+            except Exception:
+                for args in notes:  # what a conversion without a cache logged before it failed
+                    log.warning(*args)
+                raise
+            out = compact(orjson.dumps(result))
+            found = Converted(Fragment(out), out, facts, tuple(notes))
+            self.keep(tag, raw, found, len(out))
+        for args in found.notes:
+            log.warning(*args)
+        return found
 
     def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """``convert``, remembered: the function returned gives ``convert(content)`` as an

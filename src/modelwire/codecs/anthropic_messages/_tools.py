@@ -122,12 +122,13 @@ def encode_tools(
     """OpenAI-shaped tool specs -> Anthropic tools. Non-function entries (server tools such
     as ``{"type": "web_search_20250305", "name": "web_search"}``, kept by decode_request)
     go out verbatim. Duplicate names: first wins (Anthropic 400 "Tool names must be
-    unique"), with a warning, also appended to ``warnings`` (its ``log.warning``
-    arguments) when given. ``cache``: see :func:`input_schema_converter`."""
+    unique"), with a warning (its ``log.warning`` arguments appended to ``warnings``
+    instead, when given). ``cache``: see :func:`input_schema_converter`."""
 
     def warn(*args: Any) -> None:
-        log.warning(*args)
-        if warnings is not None:
+        if warnings is None:
+            log.warning(*args)
+        else:
             warnings.append(args)
     out: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -19,13 +19,14 @@ import orjson
 from ...errors import MessageError
 from ...types import Request
 from ...wire import EncodedRequest, Target, auth_headers
+from ..cache import Converted
 from ..tools import allowed_only
 from ._convert import ConvertContext, encode_conversation, is_strict_version
 
 # the other direction (what a front door receives) has its own module; both are "the request"
 from ._decode_request import decode_request
 from ._models import NON_CLAUDE, ModelFamily, family_for
-from ._tool_list import KeptTools, kept_tools
+from ._tool_list import kept_tools
 from ._tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
 from ._turns import MIN_MESSAGES, CachedConversation, cached_conversation
 
@@ -188,17 +189,17 @@ def _head_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def _limit_cached_breakpoints(body: dict[str, Any], kept: KeptTools | None, conv: CachedConversation | None) -> None:
+def _limit_cached_breakpoints(body: dict[str, Any], kept: Converted | None, conv: CachedConversation | None) -> None:
     """:func:`limit_cache_breakpoints` for tools or a conversation from the cache: counted
     from their facts; only when there are too many are the marked pieces made dicts."""
     marks = len(_head_breakpoints(body)) if conv is not None else len(_iter_breakpoints(body))
-    marks += (kept.marks if kept is not None else 0) + (sum(conv.marks) if conv is not None else 0)
+    marks += (kept.facts if kept is not None else 0) + (sum(conv.marks) if conv is not None else 0)
     if marks <= MAX_BREAKPOINTS:
         return
-    if kept is not None and kept.marks:
-        body["tools"] = kept.as_dicts()
-    for i, n in enumerate(conv.marks) if conv is not None else ():
-        if n:
+    if kept is not None and kept.facts:
+        body["tools"] = kept.loads()
+    if conv is not None:
+        for i in [i for i, n in enumerate(conv.marks) if n]:
             conv.materialize(i)
     limit_cache_breakpoints(body)
 
