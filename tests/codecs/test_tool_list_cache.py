@@ -201,12 +201,16 @@ def test_a_tool_changed_in_any_field_is_converted_again(case, edit):
 def test_tool_lists_of_one_length_and_the_same_samples_are_told_apart():
     cache = EncodeCache()
     tag = cache.tag("test")
-    a = b'["' + b"a" * 100 + b"x" + b"a" * 100 + b'"]'
+    a = b'["' + b"a" * 50 + b"x" + b"a" * 150 + b'"]'  # the x is in none of the samples
     b = a.replace(b"x", b"y")
+    c = a.replace(b"x", b"z")
     cache.keep(tag, a, "A", 1)
     assert cache.find(tag, b) is None
     cache.keep(tag, b, "B", 1)
     assert (cache.find(tag, a), cache.find(tag, b)) == ("A", "B")  # both kept side by side
+    cache.keep(tag, c, "C", 1)
+    assert (cache.find(tag, a), cache.find(tag, b), cache.find(tag, c)) == ("A", "B", "C")
+    assert len(cache) == 1  # under one short key
     assert cache.find(cache.tag("other"), a) is None
 
 
