@@ -13,7 +13,7 @@ import pytest
 from modelwire import Client
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, anthropic_messages, codec_for
-from modelwire.codecs.cache import EncodeCache
+from modelwire.codecs.cache import EncodeCache, Fragment
 from modelwire.errors import MessageError
 from modelwire.events import TextDelta
 from modelwire.messages import prepare_conversation
@@ -67,7 +67,7 @@ def test_a_tool_schema_is_converted_once_and_reused_on_later_turns():
     assert len(profile.seen) == 1
     assert first == second == encoded_tools(request, None)
     assert first[0]["input_schema"]["properties"]["path"] == {"type": "string", "description": "where"}
-    assert len(cache) == 2  # the schema, and the list it is in
+    assert len(cache) == 3  # the schema, the list it is in (kept when seen again), a mark that it was seen
 
 
 def test_a_changed_tool_is_converted_again():
@@ -126,7 +126,7 @@ def test_a_cached_result_is_immutable_bytes():
     cache = EncodeCache()
     convert = cache.converter("kind", lambda c: {"seen": c})
     first = convert({"a": [1]})
-    assert isinstance(first, orjson.Fragment)
+    assert isinstance(first, Fragment)
     with pytest.raises((AttributeError, TypeError)):
         first.contents = b"{}"  # type: ignore[attr-defined]
     assert orjson.dumps({"x": convert({"a": [1]})}) == b'{"x":{"seen":{"a":[1]}}}'
@@ -197,13 +197,13 @@ def test_claude_codes_request_encodes_to_the_same_bytes_cold_warm_and_without_a_
     cache = EncodeCache()
     profile = get_profile("anthropic")
     bodies = []
-    for c in (None, cache, cache):
+    for c in (None, cache, cache, cache):
         hits = cache.hits
         bodies.append(anthropic_messages.encode_request(request, Target(profile, MODEL, api_key=KEY, cache=c)).body)
-    assert bodies[0] == bodies[1] == bodies[2]
-    # the warm encode converted none: its tools were found as one list, and the
-    # history's turns when it is long enough to be kept (tools_t2: 9 messages; tools_t0's
-    # 2 are converted every time)
+    assert bodies[0] == bodies[1] == bodies[2] == bodies[3]
+    # the warm encode converted none: its tools were found as one list (kept whole the
+    # second time it was seen), and the history's turns when it is long enough to be kept
+    # (tools_t2: 9 messages; tools_t0's 2 are converted every time)
     assert cache.hits - hits == 1 + conversations
 
 
@@ -232,7 +232,8 @@ def test_a_client_converts_its_tools_once_across_turns_in_the_cache_it_was_given
         assert client.encode_cache is cache
         client.complete([{"role": "user", "content": "one"}], tools=tools)
         client.complete([{"role": "user", "content": "two"}], tools=tools)
-    assert (cache.misses, cache.hits) == (3, 1)  # the list and its 2 schemas; then the list
+    # the list and its 2 schemas; then the list again (seen before: now kept whole), its schemas found
+    assert (cache.misses, cache.hits) == (4, 2)
     sent = [orjson.loads(b)["tools"] for b in recorder.bodies[-2:]]
     assert sent[0] == sent[1]
 

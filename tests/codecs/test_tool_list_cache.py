@@ -269,6 +269,7 @@ def test_kept_tool_lists_count_in_the_caches_byte_bound(mode):
         assert cache.size_bytes <= 20_000
     one = EncodeCache()
     request = {"model": _model(mode), "messages": [{"role": "user", "content": "hi"}], "tools": BASE}
+    outcome(request, mode, profile, one)  # seen once: only its key is kept
     sent = orjson.loads(outcome(request, mode, profile, one)[0])["tools"]
     # the list's key and its converted JSON, at least (schemas kept per tool come on top)
     assert one.size_bytes >= len(orjson.dumps(BASE)) + len(orjson.dumps(sent))

@@ -13,6 +13,14 @@ their own.
   object, so a result is a function of its key alone: whether the cache was warm cannot
   change it. Content orjson would serialize through a fallback (dataclasses, subclasses,
   dates) is not cached: the conversion runs on it as it is.
+* A request's whole tool list is kept by its bytes (:meth:`EncodeCache.whole`): the
+  converted ``tools`` array as one Fragment, with the facts the encoder asks of it and the
+  warnings its conversion logs (logged again on every use), from the second time the list
+  is seen (the first converts as without it). Such a key runs to hundreds of
+  KB, so it is never hashed: it is found by its length and three 16-byte samples, then
+  compared whole (:meth:`EncodeCache.find`). Every codec's encoder does this. Anthropic's
+  converts a list it does not find through the per-schema entries below, so a list that
+  changed by one tool (an MCP server connected) converts that tool's schema only.
 * A tool's schema is kept by its own bytes. A conversation is kept by its first message:
   the JSON of all its messages, where each ends, and the turns converted from them; the
   next request keeps the turns of its longest run of leading messages with the same bytes
@@ -21,8 +29,10 @@ their own.
 * A result is handed out as an ``orjson.Fragment``: its JSON bytes, which nothing can
   change, placed verbatim when the body is serialized (no copy per request).
 * Bounded: at most ``max_entries`` entries and ``max_bytes`` of keys and results (a
-  200-message conversation with 24 tools holds about 210 KiB); the least recently used go
-  first.
+  200-message conversation with 24 tools holds about 210 KiB, its tool list ~130 KiB of
+  that); the least recently used go first.
+* Not told apart: NaN and infinities, which orjson writes as ``null``, and tuples, which
+  it writes as arrays; a cached conversion reads them as ``null`` and lists.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ _MAX_KINDS = 256  # distinct (protocol, profile) pairs remembered
 _SAMPLE = 16  # bytes taken from the start, middle and end of a key found by find()
 _PER_SHORT_KEY = 4  # contents kept side by side under one short key
 _OVERHEAD = 64  # bytes per kept content beyond its JSON (tuple slots, references)
+_SEEN = "seen"  # marks content whole() has converted once
 
 
 def _refuse(value: Any) -> Any:
@@ -72,18 +83,17 @@ def json_key(content: Any) -> bytes | None:
 
 @dataclass(frozen=True, slots=True)
 class Converted:
-    """A request piece converted whole (:meth:`EncodeCache.whole`): its JSON, as bytes and
-    as a Fragment for the body, the facts the encoder asks of it, and the warnings its
-    conversion logs."""
+    """A request piece converted whole (:meth:`EncodeCache.whole`): what goes in the body,
+    the facts the encoder asks of it, and the warnings its conversion logs."""
 
-    fragment: Any  # orjson.Fragment of ``raw``
-    raw: bytes
+    value: Any  # an orjson.Fragment of ``raw`` when kept; else the converted objects
+    raw: bytes | None  # its JSON when kept
     facts: Any  # immutable
     notes: tuple[tuple[Any, ...], ...]  # log.warning arguments, one tuple each
 
     def loads(self) -> Any:
-        """The piece as new objects (to change them)."""
-        return orjson.loads(self.raw)
+        """The piece as objects this request may change."""
+        return self.value if self.raw is None else orjson.loads(self.raw)
 
 
 def _short_key(tag: int, raw: bytes) -> tuple[int, int, bytes, bytes, bytes]:
@@ -195,23 +205,35 @@ class EncodeCache:
         :func:`json_key` of ``content`` finds it (:meth:`find`). ``kind`` names everything
         else the result depends on. ``convert`` appends its warnings to ``notes`` (the
         ``log.warning`` arguments) instead of logging them: they go to ``log`` on every
-        use, as they would without a cache. None for content that is not plain JSON."""
+        use, as they would without a cache. Kept from the second time ``content`` is seen.
+        None for content that is not plain JSON."""
         raw = json_key(content)
         if raw is None:
             return None
         tag = self.tag(kind)
         found: Converted | None = self.find(tag, raw)
         if found is None:
+            # The first time, converted from ``content`` and not kept, so an agent's first
+            # turn costs what it would without this (docs/performance: "An agent's tools");
+            # only a mark is left, by the short key (the mark is a hint: a wrong one costs
+            # time, never bytes). Seen before: converted from the bytes, as a later request
+            # finds them, and kept.
+            mark = (_SEEN, *_short_key(tag, raw))
+            first = self._entries.get(mark) is None
             notes: list[tuple[Any, ...]] = []
             try:
-                result, facts = convert(orjson.loads(raw), notes)  # from the bytes, as a later request finds them
+                result, facts = convert(content if first else orjson.loads(raw), notes)
             except Exception:
                 for args in notes:  # what a conversion without a cache logged before it failed
                     log.warning(*args)
                 raise
-            out = compact(orjson.dumps(result))
-            found = Converted(Fragment(out), out, facts, tuple(notes))
-            self.keep(tag, raw, found, len(out))
+            if first:
+                self.put(mark, True, _OVERHEAD)
+                found = Converted(result, None, facts, tuple(notes))
+            else:
+                out = compact(orjson.dumps(result))
+                found = Converted(Fragment(out), out, facts, tuple(notes))
+                self.keep(tag, raw, found, len(out))
         for args in found.notes:
             log.warning(*args)
         return found

@@ -301,7 +301,7 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
         if target.cache is not None:
             kept = kept_tools(tools, profile, eager=eager, request=request, cache=target.cache)
-        body["tools"] = kept.fragment if kept is not None else \
+        body["tools"] = kept.value if kept is not None else \
             encode_tools(tools, profile, eager=eager, request=request, cache=target.cache)
         tc = encode_tool_choice(choice, request.get("parallel_tool_calls"))
         if tc is not None:

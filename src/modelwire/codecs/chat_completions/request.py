@@ -105,7 +105,7 @@ def _encode_tools(
         kept = None
         if cache is not None:
             kept = _kept_tools(tools, profile, request, cache)
-        body["tools"] = kept.fragment if kept is not None else _tools(tools, profile, request)
+        body["tools"] = kept.value if kept is not None else _tools(tools, profile, request)
     if choice is not None and body.get("tools"):
         choice = _tool_choice(choice, profile)
         if choice == "none" and "none" not in profile.tool_choice_values:

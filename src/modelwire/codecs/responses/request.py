@@ -91,7 +91,7 @@ def request_fields(
     tools = request.get("tools")
     if tools:
         found = _kept_tools(tools, sanitize, request, cache) if cache is not None else None
-        body["tools"] = found.fragment if found is not None else _encode_tools(tools, sanitize, request, log)
+        body["tools"] = found.value if found is not None else _encode_tools(tools, sanitize, request, log)
     if "tool_choice" in request:
         body["tool_choice"] = _encode_tool_choice(request["tool_choice"])
     if "parallel_tool_calls" in request:
