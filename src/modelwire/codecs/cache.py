@@ -29,8 +29,8 @@ their own.
 * A result is handed out as an ``orjson.Fragment``: its JSON bytes, which nothing can
   change, placed verbatim when the body is serialized (no copy per request).
 * Bounded: at most ``max_entries`` entries and ``max_bytes`` of keys and results (a
-  200-message conversation with 24 tools holds about 210 KiB, its tool list ~130 KiB of
-  that); the least recently used go first.
+  200-message conversation with 24 tools holds about 310 KiB, ~120 KiB of it the tool
+  list kept whole); the least recently used go first.
 * Not told apart: NaN and infinities, which orjson writes as ``null``, and tuples, which
   it writes as arrays; a cached conversion reads them as ``null`` and lists.
 """
@@ -213,11 +213,8 @@ class EncodeCache:
         tag = self.tag(kind)
         found: Converted | None = self.find(tag, raw)
         if found is None:
-            # The first time, converted from ``content`` and not kept, so an agent's first
-            # turn costs what it would without this (docs/performance: "An agent's tools");
-            # only a mark is left, by the short key (the mark is a hint: a wrong one costs
-            # time, never bytes). Seen before: converted from the bytes, as a later request
-            # finds them, and kept.
+            # first seen: converted from ``content``, not kept, a mark left (a hint: a wrong one
+            # costs time, never bytes); seen before: from its bytes, as later requests find them
             mark = (_SEEN, *_short_key(tag, raw))
             first = self._entries.get(mark) is None
             notes: list[tuple[Any, ...]] = []
