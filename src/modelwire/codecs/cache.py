@@ -186,7 +186,7 @@ class EncodeCache:
         self.misses += 1
         return None
 
-    def keep(self, tag: int, raw: bytes, value: Any, size: int) -> None:
+    def keep(self, tag: int, raw: bytes, value: object, size: int) -> None:
         """Keep ``value`` (immutable) for the content whose JSON is ``raw``, found again by
         :meth:`find`; ``size``: what ``value`` holds in bytes (``raw`` is counted here). A
         few contents that share a length and samples are kept side by side."""
@@ -198,7 +198,7 @@ class EncodeCache:
         self.put(key, kept, sum(e[2] for e in kept))
 
     def whole(
-        self, kind: Hashable, content: Any, convert: Callable[[Any, list[tuple[Any, ...]]], tuple[Any, Any]],
+        self, kind: Hashable, content: object, convert: Callable[[Any, list[tuple[Any, ...]]], tuple[Any, Any]],
         log: logging.Logger,
     ) -> Converted | None:
         """``convert(content, notes)`` (a result and its facts), remembered whole: one

@@ -13,8 +13,10 @@ cache, so a list that changed by one tool converts only that tool's schema.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
+from ...wire import ProviderProfile
 from ..cache import Converted, EncodeCache
 from ._tools import encode_tools
 
@@ -24,16 +26,16 @@ log = logging.getLogger("modelwire.codecs.anthropic")
 
 
 def kept_tools(
-    tools: list[Any], profile: Any, *, eager: bool, request: Any, cache: EncodeCache
+    tools: list[Any], profile: ProviderProfile, *, eager: bool, request: Mapping[str, object], cache: EncodeCache
 ) -> Converted | None:
     """``encode_tools(tools, ...)`` from ``cache`` or converted into it; its facts: how
     many tools carry ``cache_control``. None where the cache does not apply."""
-    metadata = request.get("metadata") if isinstance(request, dict) else None
+    metadata = request.get("metadata")
     source = metadata.get("source_api") if isinstance(metadata, dict) else None
     if source is not None and not isinstance(source, str):
         return None  # native_tool reads it: it is part of the key
 
-    def convert(specs: Any, notes: list[tuple[Any, ...]]) -> tuple[Any, int]:
+    def convert(specs: list[dict[str, Any]], notes: list[tuple[Any, ...]]) -> tuple[Any, int]:
         out = encode_tools(specs, profile, eager=eager, request=request, cache=cache, warnings=notes)
         return out, sum(1 for t in out if "cache_control" in t)
 

@@ -125,7 +125,7 @@ def encode_tools(
     unique"), with a warning (its ``log.warning`` arguments appended to ``warnings``
     instead, when given). ``cache``: see :func:`input_schema_converter`."""
 
-    def warn(*args: Any) -> None:
+    def warn(*args: object) -> None:
         if warnings is None:
             log.warning(*args)
         else:

@@ -129,7 +129,7 @@ def _kept_tools(
     if source is not None and not isinstance(source, str):
         return None  # native_tool reads it: it is part of the key
 
-    def convert(specs: Any, notes: list[tuple[Any, ...]]) -> tuple[Any, None]:
+    def convert(specs: list[Any], notes: list[tuple[Any, ...]]) -> tuple[Any, None]:
         return _tools(specs, profile, request, notes), None
 
     return cache.whole(("chat_completions.tools", profile, source), tools, convert, log)

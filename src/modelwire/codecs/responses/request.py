@@ -26,7 +26,7 @@ Encoding rules and why:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -49,6 +49,7 @@ log = logging.getLogger("modelwire.codecs.responses")
 # internal effort -> Responses reasoning.effort; "max" has no Responses level above xhigh
 _EFFORT_OUT: dict[str, str] = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh"}
 _ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
+Sanitizer = Callable[[dict[str, Any]], dict[str, Any]]  # a profile's sanitize_tool_schema
 
 
 # =================================================================== encoding
@@ -317,7 +318,7 @@ def _encode_part(part: Any, index: int) -> dict[str, Any]:
     raise UnsupportedContentError(f"content part {part!r:.80} cannot be sent to the Responses API", index=index)
 
 
-def _encode_tools(tools: Any, sanitize: Any, request: Request, logger: Any) -> list[dict[str, Any]]:
+def _encode_tools(tools: list[Any], sanitize: Sanitizer | None, request: Request, logger: object) -> list[dict[str, Any]]:
     kept = unique_tools(tools, logger)
     return regroup([_encode_tool(t, sanitize, i, request) for i, t in enumerate(kept)], kept)
 
@@ -328,11 +329,11 @@ class _Notes:
     def __init__(self, notes: list[tuple[Any, ...]]) -> None:
         self.notes = notes
 
-    def warning(self, *args: Any) -> None:
+    def warning(self, *args: object) -> None:
         self.notes.append(args)
 
 
-def _kept_tools(tools: Any, sanitize: Any, request: Request, cache: EncodeCache) -> Converted | None:
+def _kept_tools(tools: object, sanitize: Sanitizer | None, request: Request, cache: EncodeCache) -> Converted | None:
     """:func:`_encode_tools` converted once per content (xAI's schema sanitizer is most of
     encoding an agent's request); None where the cache does not apply."""
     if not isinstance(tools, list):
@@ -342,7 +343,7 @@ def _kept_tools(tools: Any, sanitize: Any, request: Request, cache: EncodeCache)
     if source is not None and not isinstance(source, str):
         return None  # native_tool reads it: it is part of the key
 
-    def convert(specs: Any, notes: list[tuple[Any, ...]]) -> tuple[Any, None]:
+    def convert(specs: list[Any], notes: list[tuple[Any, ...]]) -> tuple[Any, None]:
         return _encode_tools(specs, sanitize, request, _Notes(notes)), None
 
     return cache.whole(("responses.tools", sanitize, source), tools, convert, log)
