@@ -28,8 +28,8 @@ def _conversation(vision: bool = True) -> list[dict[str, Any]]:
     """Every shape an encoder could be tempted to change in place: parts with
     cache_control (more marks than Anthropic allows), signed thinking, calls with marks,
     results with parts, a later system message, a call with no result, a reasoning-only
-    turn, a call without an id."""
-    return [
+    turn, a call without an id; long enough to be kept."""
+    rich = [
         {"role": "system", "content": [{"type": "text", "text": "be brief", "cache_control": dict(_MARK)}]},
         {"role": "user", "content": [{"type": "text", "text": "look", "cache_control": dict(_MARK)},
                                      *([{"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]
@@ -45,6 +45,12 @@ def _conversation(vision: bool = True) -> list[dict[str, Any]]:
         {"role": "assistant", "content": "done <b>", "cache_control": dict(_MARK)},
         {"role": "user", "content": [{"type": "text", "text": "next", "cache_control": dict(_MARK)}]},
     ]
+    earlier = [m for n in range(MIN_MESSAGES // 2) for m in (
+        {"role": "user", "content": f"step {n}"},
+        {"role": "assistant", "content": None, "tool_calls": [_call(f"e{n}")]},
+        {"role": "tool", "tool_call_id": f"e{n}", "content": "ok"},
+        {"role": "assistant", "content": f"done {n}"})]
+    return rich[:2] + earlier + rich[2:]
 
 
 _TARGETS = [("anthropic", "claude-sonnet-4-5"), ("deepseek-anthropic", "deepseek-chat"), ("openai", "gpt-4.1"),
@@ -67,6 +73,7 @@ def test_encoding_twice_from_the_cache_changes_no_message_and_sends_the_same_byt
     before = orjson.dumps(messages)
     cache = EncodeCache()
     plain = _body(copy.deepcopy(messages), name, model, None, layout)
+    _body(messages, name, model, cache, layout)  # a first call: noted as seen
     first = _body(messages, name, model, cache, layout)
     hits = cache.hits
     second = _body(messages, name, model, cache, layout)
@@ -81,8 +88,9 @@ def test_a_message_changed_in_place_after_a_call_is_prepared_anew():
     messages = _conversation()
     cache = EncodeCache()
     prepare_conversation(messages, cache=cache)
+    prepare_conversation(messages, cache=cache)
     messages[1]["content"][0]["text"] = "look closer"  # the caller edits its history
-    messages[2]["tool_calls"].append(_call("c3"))
+    messages[-9]["tool_calls"].append(_call("c3"))
     assert prepare_conversation(messages, cache=cache) == prepare_conversation(messages)
 
 
@@ -90,18 +98,27 @@ def test_what_is_handed_out_is_the_callers_messages_copied_not_the_caches():
     messages = _conversation()
     cache = EncodeCache()
     prepare_conversation(messages, cache=cache)
+    prepare_conversation(messages, cache=cache)
     out = prepare_conversation(messages, cache=cache)
     # as without a cache: each message a new dict, its parts the caller's own
     assert out[1] is not messages[1] and out[1]["content"] is messages[1]["content"]
     out[1]["content"] = "changed by a consumer"
-    out[2]["tool_calls"].clear()
+    next(m for m in out if m.get("reasoning_details"))["tool_calls"].clear()
     assert prepare_conversation(messages, cache=cache) == prepare_conversation(messages)
 
 
-def test_conversations_shorter_than_the_threshold_are_not_kept():
+def _long(n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+    while len(out) < n:
+        out += [{"role": "user", "content": f"q{len(out)}"}, {"role": "assistant", "content": "a"}]
+    return out[:n]
+
+
+def test_short_conversations_are_not_kept_and_a_first_call_keeps_no_copies():
     cache = EncodeCache()
-    short = _conversation()[: MIN_MESSAGES - 1]
-    prepare_conversation(short, cache=cache)
+    prepare_conversation(_long(MIN_MESSAGES - 1), cache=cache)
     assert len(cache) == 0
-    prepare_conversation(_conversation(), cache=cache)
-    assert len(cache) == 1
+    prepare_conversation(_long(MIN_MESSAGES), cache=cache)
+    assert (len(cache), cache.size_bytes) == (1, len(orjson.dumps(_long(2)[1])) + 96), "only noted as seen"
+    prepare_conversation(_long(MIN_MESSAGES + 2), cache=cache)
+    assert cache.size_bytes > len(orjson.dumps(_long(MIN_MESSAGES + 2))), "its copies kept from the second call"

@@ -74,29 +74,68 @@ _REASONING_ONLY = st.sampled_from([{"role": "assistant", "content": "", "reasoni
                                    {"role": "assistant", "content": "<think>only</think>"}])
 
 
+_NO_CALLS = st.sampled_from([None, []])
+
+
 @st.composite
-def _round(draw: st.DrawFn) -> list[Any]:
-    """A turn of an agent: mostly an assistant's calls and their results (some missing,
-    repeated or answering nothing), now and then a broken message."""
+def _round(draw: st.DrawFn, clean: bool) -> list[Any]:
+    """A turn of an agent: mostly an assistant's calls and their results; unless
+    ``clean``, some results missing, repeated or answering nothing, now and then a broken
+    message."""
     kind = draw(st.integers(0, 19))
-    if kind == 0:
+    if kind == 0 and not clean:
         return [draw(_BROKEN)]
-    if kind < 6:
-        return [draw(_MESSAGE)]
-    names = draw(st.lists(st.sampled_from(["a", "b", "c", "d", None]), min_size=1, max_size=3))
+    if kind < 8:
+        msg = draw(_MESSAGE)
+        if clean and isinstance(msg, dict) and msg.get("role") == "assistant":
+            # its reasoning in every spelling, its calls none at all (or an empty list)
+            msg = {**msg, "content": draw(st.one_of(_TEXT, _PARTS)) or "x", "tool_calls": draw(_NO_CALLS)}
+            if not isinstance(msg["content"], str) or not msg["content"].strip():
+                msg["content"] = "visible"
+        return [msg] if not clean or msg in _CLEAN_OK or _is_plain(msg) else [{"role": "user", "content": "u"}]
+    names = draw(st.lists(st.sampled_from(["a", "b", "c", "d", None]), min_size=1, max_size=3,
+                          unique=clean))
     calls = [{"type": "function", "function": {"name": "f", "arguments": draw(st.sampled_from(['{"x":1}', "{}"]))},
               **({"id": n} if n else {})} for n in names]
-    out: list[Any] = [{"role": "assistant", "content": draw(st.sampled_from([None, "ok", "a < b"])),
-                       "tool_calls": calls}]
+    out: list[Any] = [{"role": "assistant", "content": draw(st.sampled_from([None, "ok", "a < b", "<think>t</think>"])),
+                       "tool_calls": calls, **draw(st.sampled_from([{}, {"reasoning": "why"}]))}]
     for n in names:
-        for _ in range(draw(st.sampled_from([1, 1, 1, 1, 0, 2]))):
-            out.append({"role": "tool", "tool_call_id": n or "call_x", "content": "r"})
-        if draw(st.integers(0, 9)) == 0:
+        for _ in range(1 if clean else draw(st.sampled_from([1, 1, 1, 1, 1, 1, 1, 1, 0, 2]))):
+            out.append({"role": "tool", "tool_call_id": n or _made_id(calls, n), "content": "r"})
+        if not clean and draw(st.integers(0, 19)) == 0:
             out.append(draw(st.one_of(_REASONING_ONLY, st.just({"role": "tool", "tool_call_id": "zz", "content": "r"}))))
     return out
 
 
-_CONVERSATIONS = st.lists(_round(), min_size=0, max_size=10).map(lambda rounds: _HEAD + [m for r in rounds for m in r])
+_CLEAN_OK: list[Any] = []
+
+
+def _is_plain(msg: Any) -> bool:
+    """A well-formed message that prepare keeps (no error, not left out)."""
+    try:
+        return len(prepare_conversation([msg])) == 1 and msg.get("role") != "tool"
+    except MessageError:
+        return False
+
+
+def _made_id(calls: list[dict[str, Any]], name: str | None) -> str:
+    """The id prepare gives a call that came without one (so a clean result answers it)."""
+    done = prepare_conversation([{"role": "assistant", "content": None, "tool_calls": calls}])
+    missing = [c["id"] for c, raw in zip(done[0]["tool_calls"], calls, strict=True) if "id" not in raw]
+    return missing[0] if missing else "call_x"
+
+
+@st.composite
+def _conversations(draw: st.DrawFn) -> list[Any]:
+    # clean: every output lines up with its message; late: so far, then not
+    kind = draw(st.sampled_from(["clean", "dirty", "late"]))
+    rounds = draw(st.lists(_round(kind == "clean"), min_size=4, max_size=16))
+    if kind == "late":
+        rounds = draw(st.lists(_round(True), min_size=10, max_size=14)) + rounds
+    return _HEAD + [m for r in rounds for m in r]
+
+
+_CONVERSATIONS = _conversations()
 
 
 def _outcome(messages: list[Any], repair: bool, cache: EncodeCache | None) -> tuple[Any, ...]:
@@ -109,8 +148,13 @@ def _outcome(messages: list[Any], repair: bool, cache: EncodeCache | None) -> tu
 
 def _same(messages: list[Any], repair: bool, cache: EncodeCache) -> None:
     before = copy.deepcopy(messages)
-    assert _outcome(messages, repair, cache) == _outcome(messages, repair, None)
+    cached = _outcome(messages, repair, cache)
+    assert cached == _outcome(messages, repair, None)
     assert messages == before, "the caller's conversation is never changed"
+    if cached[0] == "ok":  # new dicts and new call lists, as without a cache
+        theirs = {id(m) for m in messages} | {id(m["tool_calls"]) for m in messages
+                                              if isinstance(m, dict) and m.get("tool_calls") is not None}
+        assert not [m for m in cached[2] if id(m) in theirs or id(m.get("tool_calls", m)) in theirs]
 
 
 @settings(max_examples=300, deadline=None)

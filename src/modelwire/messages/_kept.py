@@ -17,12 +17,14 @@ copy, so such a message and the ones after it are prepared anew). A value of a `
 ``int`` subclass equal to the kept one counts as that value.
 
 Conversations are found by their first message after the leading system messages, the
-few most recent kept for each; shorter ones than :data:`MIN_MESSAGES` are prepared
-directly.
+few most recent kept for each. The first call of a conversation only notes that it was
+seen: copies are made from the second on, so a request sent once costs no copies. Shorter
+conversations than :data:`MIN_MESSAGES` are prepared directly.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Hashable
 from typing import Any, NamedTuple, Protocol
 
@@ -32,7 +34,7 @@ from ._prepare import Op, Trace, Turn, assistant, stub, walk
 
 __all__ = ["MIN_MESSAGES", "PrepareCache", "prepare_kept"]
 
-MIN_MESSAGES = 8  # shorter conversations are prepared faster than they are looked up
+MIN_MESSAGES = 24  # shorter conversations are prepared faster than they are looked up
 _PER_CONVERSATION = 4  # conversations kept per first message (subagents share one)
 _OVERHEAD = 96  # bytes per kept message beyond its JSON (its note, state, copy's objects)
 _KIND = "messages.prepare"
@@ -61,6 +63,8 @@ class _Kept(NamedTuple):
     states: tuple[int, ...]  # where the turn open before each message began (and after the last)
     ends: tuple[int, ...]  # bytes held up to each message
     size: int
+    regular: int  # the first message whose op is DROP or has STUBS (or len): outputs line up until it
+    fixes: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # where the ops are CALLS, PLAIN, AGAIN
 
 
 def _matched(copies: list[Any], messages: list[Any]) -> int:
@@ -88,6 +92,16 @@ def _matched(copies: list[Any], messages: list[Any]) -> int:
 
 def _again(messages: list[Any], upto: int, kept: _Kept, out: list[dict[str, Any]], repair: bool) -> None:
     """The output of ``messages[:upto]``, made from them by ``kept``'s notes."""
+    if upto <= kept.regular:  # one output per message: copies, then the few that differ
+        out += map(dict, messages[:upto])
+        calls_at, plain_at, again_at = kept.fixes
+        for i in calls_at[: bisect_left(calls_at, upto)]:
+            out[i]["tool_calls"] = list(messages[i]["tool_calls"])
+        for i in plain_at[: bisect_left(plain_at, upto)]:
+            del out[i]["tool_calls"]
+        for i in again_at[: bisect_left(again_at, upto)]:
+            out[i] = assistant(messages[i], i, repair)[0]
+        return
     ops, stubs = kept.ops, kept.stubs
     append = out.append
     for i in range(upto):
@@ -107,7 +121,7 @@ def _again(messages: list[Any], upto: int, kept: _Kept, out: list[dict[str, Any]
             append(msg)
         elif op == Op.PLAIN:
             msg = dict(m)
-            msg.pop("tool_calls", None)
+            del msg["tool_calls"]
             append(msg)
         elif op == Op.AGAIN:
             append(assistant(m, i, repair)[0])
@@ -139,18 +153,25 @@ def _family_key(messages: list[Any]) -> bytes | None:
         return None
 
 
+def _walked(messages: list[Any], repair: bool) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    turn = walk(messages, 0, out, None, repair)
+    if turn is not None:
+        turn.close(out, repair)
+    return out
+
+
 def prepare_kept(messages: list[Any], repair: bool, cache: PrepareCache) -> list[dict[str, Any]]:
     """``prepare_conversation(messages, repair=repair)`` with earlier turns' work from
     ``cache`` (``messages`` is a list of at least :data:`MIN_MESSAGES`)."""
     head = _family_key(messages)
     if head is None:
-        out: list[dict[str, Any]] = []
-        turn = walk(messages, 0, out, None, repair)
-        if turn is not None:
-            turn.close(out, repair)
-        return out
+        return _walked(messages, repair)
     key = (cache.tag(_KIND), repair, head)
-    family: tuple[_Kept, ...] = cache.get(key) or ()
+    family: tuple[_Kept, ...] | None = cache.get(key)
+    if family is None:  # first seen: only noted (most requests are never sent again)
+        cache.put(key, (), len(head) + _OVERHEAD)
+        return _walked(messages, repair)
     best, k = None, 0
     for kept in family:  # the most recent first
         m = _matched(kept.copies, messages)
@@ -158,13 +179,14 @@ def prepare_kept(messages: list[Any], repair: bool, cache: PrepareCache) -> list
             best, k = kept, m
         if m >= len(kept.copies) - 2:
             break  # this call follows that one
-    out = []
+    out: list[dict[str, Any]] = []
     if best is not None and k:
         _again(messages, k, best, out, repair)
-        trace = Trace(list(best.ops[:k]), list(best.states[:k]), {i: s for i, s in best.stubs.items() if i < k})
+        stubs = best.stubs if k == len(best.ops) else {i: s for i, s in best.stubs.items() if i < k}
+        trace = Trace(bytearray(best.ops[:k]), list(best.states[:k]), dict(stubs))
         turn = walk(messages, k, out, _turn_at(messages, k, best, repair), repair, trace)
     else:
-        trace = Trace([], [], {})
+        trace = Trace(bytearray(), [], {})
         turn = walk(messages, 0, out, None, repair, trace)
     if turn is not None:
         turn.close(out, repair)
@@ -192,6 +214,17 @@ def _keep(cache: PrepareCache, key: Hashable, head: bytes, family: tuple[_Kept, 
             at = ends[-1]
     except TypeError:  # not JSON data: nothing to compare a later call with
         return
-    kept = _Kept(copies, bytes(trace.ops), trace.stubs, tuple(trace.states), tuple(ends), at + len(head))
+    ops = bytes(trace.ops)
+    n = len(ops)
+    if best is not None and best.regular < k:
+        regular = best.regular
+    else:
+        regular = next((i for i in range(k, n) if ops[i] >= Op.DROP), n)
+    was = best.fixes if best is not None else ((), (), ())
+
+    def fixes_of(code: int, kept_at: tuple[int, ...]) -> tuple[int, ...]:
+        return (*kept_at[: bisect_left(kept_at, k)], *(i for i in range(k, n) if ops[i] == code))
+    fixes = (fixes_of(Op.CALLS, was[0]), fixes_of(Op.PLAIN, was[1]), fixes_of(Op.AGAIN, was[2]))
+    kept = _Kept(copies, ops, trace.stubs, tuple(trace.states), tuple(ends), at + len(head), regular, fixes)
     others = tuple(f for f in family if f is not best)[: _PER_CONVERSATION - 1]
     cache.put(key, (kept, *others), kept.size + sum(f.size for f in others))

@@ -184,10 +184,12 @@ def _answer(turn: Turn | None, msg: Mapping[str, Any], i: int, repair: bool) -> 
 # -------------------------------------------------------------------- walk
 class Op:
     """How a message's output was made, for a later walk to make it again: ``COPY`` a
-    plain copy; ``PLAIN`` an assistant's copy without ``tool_calls``; ``CALLS`` a copy with
-    a copy of its (well-formed) ``tool_calls`` list; ``AGAIN`` an assistant prepared again
-    (its reasoning or calls were changed); ``DROP`` nothing. ``STUBS`` is added where stub
-    results for the turn before go out first."""
+    plain copy; ``PLAIN`` an assistant's copy without its empty ``tool_calls``; ``CALLS`` a
+    copy with a copy of its (well-formed) ``tool_calls`` list; ``AGAIN`` an assistant
+    prepared again (its reasoning or calls were changed); ``DROP`` nothing. ``STUBS`` is
+    added where stub results for the turn before go out first (never with ``DROP``: ops
+    from ``DROP`` up are the irregular ones, after which outputs no longer line up with
+    messages)."""
 
     COPY, PLAIN, CALLS, AGAIN, DROP = 0, 1, 2, 3, 4
     STUBS = 8
@@ -200,7 +202,7 @@ class Trace:
 
     __slots__ = ("ops", "states", "stubs")
 
-    def __init__(self, ops: list[int], states: list[int], stubs: dict[int, tuple[str, ...]]) -> None:
+    def __init__(self, ops: bytearray, states: list[int], stubs: dict[int, tuple[str, ...]]) -> None:
         self.ops = ops
         self.states = states
         self.stubs = stubs
@@ -215,7 +217,9 @@ def assistant(original: dict[str, Any], i: int, repair: bool) -> tuple[dict[str,
     if calls:
         msg["tool_calls"] = calls
         return msg, calls, Op.CALLS if fast and shared else Op.AGAIN
-    msg.pop("tool_calls", None)  # an empty list is rejected by OpenAI
+    if "tool_calls" not in msg:
+        return msg, calls, Op.COPY if fast else Op.AGAIN
+    del msg["tool_calls"]  # an empty list is rejected by OpenAI
     return msg, calls, Op.PLAIN if fast else Op.AGAIN
 
 
