@@ -26,6 +26,10 @@ With ``repair=False`` nothing is repaired: each case above that would be
 repaired raises ``MessageError(index=...)`` instead. Malformed argument JSON
 is not our business here: it is kept raw and the codec decides.
 
+With a ``cache`` (a :class:`PrepareCache`, such as the ``EncodeCache`` a ``Client`` and
+the gateway hold), an agent's earlier turns are prepared once: the next call, which
+repeats them, prepares only what follows (:mod:`._kept`; the result is the same).
+
 :func:`apply_cache_layout` places prompt-cache breakpoints for callers who
 want caching without placing them by hand.
 
@@ -47,8 +51,8 @@ from .reasoning import is_reasoning_only, normalize_reasoning
 from .thinktags import ThinkTagSplitter, split_think_tags
 
 __all__ = [
-    "STUB_RESULT",
     "PrepareCache",
+    "STUB_RESULT",
     "ThinkTagSplitter",
     "apply_cache_layout",
     "is_reasoning_only",

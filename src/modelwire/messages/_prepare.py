@@ -242,11 +242,17 @@ def walk(messages: list[Any], start: int, out: list[dict[str, Any]], turn: Turn 
                 turn = None
             out.append(dict(original))
             continue
-        msg, calls, _ = assistant(original, i, repair)
-        if not calls and (msg.get("reasoning_content") or msg.get("reasoning_details")) and is_reasoning_only(msg):
-            # Left out of what is sent, so it does not stand between a
-            # call and its results either.
-            continue
+        # assistant(), inlined: most of a conversation's cost is per message
+        msg = dict(original) if _already_normal(original) else normalize_reasoning(original)
+        calls, _ = _fix_calls(msg, i, repair)
+        if calls:
+            msg["tool_calls"] = calls
+        else:
+            msg.pop("tool_calls", None)  # an empty list is rejected by OpenAI
+            if (msg.get("reasoning_content") or msg.get("reasoning_details")) and is_reasoning_only(msg):
+                # Left out of what is sent, so it does not stand between a
+                # call and its results either.
+                continue
         if turn is not None:
             turn.close(out, repair)
         turn = Turn(i, [c["id"] for c in calls]) if calls else None
