@@ -119,6 +119,6 @@ def test_short_conversations_are_not_kept_and_a_first_call_keeps_no_copies():
     prepare_conversation(_long(MIN_MESSAGES - 1), cache=cache)
     assert len(cache) == 0
     prepare_conversation(_long(MIN_MESSAGES), cache=cache)
-    assert (len(cache), cache.size_bytes) == (1, len(orjson.dumps(_long(2)[1])) + 96), "only noted as seen"
+    assert len(cache) == 1 and cache.size_bytes < len(orjson.dumps(_long(MIN_MESSAGES))), "only noted as seen"
     prepare_conversation(_long(MIN_MESSAGES + 2), cache=cache)
     assert cache.size_bytes > len(orjson.dumps(_long(MIN_MESSAGES + 2))), "its copies kept from the second call"

@@ -36,7 +36,7 @@ __all__ = ["MIN_MESSAGES", "PrepareCache", "prepare_kept"]
 
 MIN_MESSAGES = 24  # shorter conversations are prepared faster than they are looked up
 _PER_CONVERSATION = 4  # conversations kept per first message (subagents share one)
-_OVERHEAD = 96  # bytes per kept message beyond its JSON (its note, state, copy's objects)
+_OVERHEAD = 448  # bytes per kept message beyond its JSON: its copy's objects, note and state (tracemalloc)
 _KIND = "messages.prepare"
 _ONE_BY_ONE = 16  # new messages measured one by one; more are one dumps
 _SYSTEM = ("system", "developer")
