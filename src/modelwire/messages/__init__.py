@@ -51,8 +51,8 @@ from .reasoning import is_reasoning_only, normalize_reasoning
 from .thinktags import ThinkTagSplitter, split_think_tags
 
 __all__ = [
-    "PrepareCache",
     "STUB_RESULT",
+    "PrepareCache",
     "ThinkTagSplitter",
     "apply_cache_layout",
     "is_reasoning_only",
