@@ -24,7 +24,7 @@ def _call(cid: str, **extra: Any) -> dict[str, Any]:
     return {"id": cid, "type": "function", "function": {"name": "Read", "arguments": '{"path": "a.py"}'}, **extra}
 
 
-def _conversation(vision: bool = True) -> list[dict[str, Any]]:
+def _conversation(vision: bool = True) -> list[Any]:
     """Every shape an encoder could be tempted to change in place: parts with
     cache_control (more marks than Anthropic allows), signed thinking, calls with marks,
     results with parts, a later system message, a call with no result, a reasoning-only
@@ -99,7 +99,7 @@ def test_what_is_handed_out_is_the_callers_messages_copied_not_the_caches():
     cache = EncodeCache()
     prepare_conversation(messages, cache=cache)
     prepare_conversation(messages, cache=cache)
-    out = prepare_conversation(messages, cache=cache)
+    out: list[Any] = prepare_conversation(messages, cache=cache)
     # as without a cache: each message a new dict, its parts the caller's own
     assert out[1] is not messages[1] and out[1]["content"] is messages[1]["content"]
     out[1]["content"] = "changed by a consumer"
@@ -107,8 +107,8 @@ def test_what_is_handed_out_is_the_callers_messages_copied_not_the_caches():
     assert prepare_conversation(messages, cache=cache) == prepare_conversation(messages)
 
 
-def _long(n: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": "s"}]
+def _long(n: int) -> list[Any]:
+    out: list[Any] = [{"role": "system", "content": "s"}]
     while len(out) < n:
         out += [{"role": "user", "content": f"q{len(out)}"}, {"role": "assistant", "content": "a"}]
     return out[:n]

@@ -120,7 +120,8 @@ def _is_plain(msg: Any) -> bool:
 
 def _made_id(calls: list[dict[str, Any]], name: str | None) -> str:
     """The id prepare gives a call that came without one (so a clean result answers it)."""
-    done = prepare_conversation([{"role": "assistant", "content": None, "tool_calls": calls}])
+    sent: list[Any] = [{"role": "assistant", "content": None, "tool_calls": calls}]
+    done: list[Any] = prepare_conversation(sent)
     missing = [c["id"] for c, raw in zip(done[0]["tool_calls"], calls, strict=True) if "id" not in raw]
     return missing[0] if missing else "call_x"
 
