@@ -240,10 +240,11 @@ def modelwire_path(case: Case, mode: str, vary: bool | None = None) -> Callable[
     the upstream's ``encode_request``, its answer decoded; at another door the whole
     translation: the body parsed and decoded, then that, then the answer encoded back.
 
-    ``mode``: ``turn`` (an :class:`EncodeCache` that encoded the conversation's previous
-    turn: each call's last two messages are new, as on turn N of an agent), ``same`` (the
-    same request again: every turn kept), ``cold`` (a new cache per request: the first
-    turn) or ``none`` (no cache). ``vary``: the ring of turn N without its cache."""
+    ``mode``: ``turn`` (an :class:`EncodeCache` that prepared and encoded the
+    conversation's previous turn: each call's last two messages are new, as on turn N of
+    an agent), ``same`` (the same request again: every turn kept), ``cold`` (a new cache
+    per request: the first turn) or ``none`` (no cache); ``prepare_conversation`` gets the
+    same cache as the encoder, as a Client's turn passes it. ``vary``: the ring of turn N without its cache."""
     from modelwire.codecs import Target, codec_for
     from modelwire.codecs.cache import EncodeCache
     from modelwire.messages import prepare_conversation
@@ -268,8 +269,9 @@ def modelwire_path(case: Case, mode: str, vary: bool | None = None) -> Callable[
         def codec() -> tuple[bytes, bytes]:
             request = requests[at[0] % len(requests)]
             at[0] += 1
-            prepared = {**request, "messages": prepare_conversation(request["messages"])}
-            body = up.encode_request(prepared, target()).body
+            t = target()  # prepare keeps its work where the encoder does, as a Client's turn does
+            prepared = {**request, "messages": prepare_conversation(request["messages"], cache=t.cache)}
+            body = up.encode_request(prepared, t).body
             return body, repr(up.decode_response(answer).message).encode()
         return codec
 
@@ -277,9 +279,10 @@ def modelwire_path(case: Case, mode: str, vary: bool | None = None) -> Callable[
         raw = raws[at[0] % len(raws)]
         at[0] += 1
         request = front.decode_request(loads(raw))
-        request["messages"] = prepare_conversation(request["messages"])
+        t = target()
+        request["messages"] = prepare_conversation(request["messages"], cache=t.cache)
         request["model"] = model
-        body = up.encode_request(request, target()).body
+        body = up.encode_request(request, t).body
         completion = up.decode_response(answer)
         return body, dumps(front.encode_response(completion, request))
     return run
@@ -448,14 +451,14 @@ def cache_memory(n: int = 200) -> dict[str, float]:
     target = Target(_profile("anthropic_messages"), ANTHROPIC_MODEL, api_key=KEY, cache=cache)
     body = b""
     warm = Target(target.profile, ANTHROPIC_MODEL, api_key=KEY, cache=EncodeCache())
-    up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(messages[:9]), "tools": tools,
+    up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(messages[:9], cache=warm.cache), "tools": tools,
                        "max_tokens": 4096}, warm)  # imports and first-call state, outside the count
     gc.collect()
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for end in range(8, n + 1, 2):  # each turn: the answer and the next message
         turn = orjson.loads(orjson.dumps(messages[:end]))  # new objects, as a gateway parses them
-        body = up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(turn),
+        body = up.encode_request({"model": ANTHROPIC_MODEL, "messages": prepare_conversation(turn, cache=cache),
                                   "tools": tools, "max_tokens": 4096}, target).body
     size = len(body)
     del turn, body

@@ -179,10 +179,11 @@ class Accumulator:
             msg["block_order"] = order
         return msg
 
-    def result(self, *, interrupted: bool = False) -> Completion:
+    def result(self, *, interrupted: bool = False, raw: dict[str, Any] | None = None) -> Completion:
         """The :class:`Completion` so far (call after the stream ended or was cut).
         ``interrupted``: the stream was cut short; with no finish seen, the finish
-        reason is then ``None`` (a partial result, not an answer that stopped)."""
+        reason is then ``None`` (a partial result, not an answer that stopped).
+        ``raw``: the upstream's body the events came from, kept as ``Completion.raw``."""
         msg = self.message(complete_calls_only=interrupted or self._finish is None)
         finish = self._finish
         reason: FinishReason | None
@@ -203,4 +204,5 @@ class Accumulator:
             id=self.id,
             native_finish_reason=native,
             stop_sequence=matched,
+            raw=raw,
         )

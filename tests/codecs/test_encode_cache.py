@@ -13,7 +13,7 @@ import pytest
 from modelwire import Client
 from modelwire.accumulate import Accumulator
 from modelwire.codecs import Target, anthropic_messages, codec_for
-from modelwire.codecs.cache import EncodeCache
+from modelwire.codecs.cache import EncodeCache, Fragment
 from modelwire.errors import MessageError
 from modelwire.events import TextDelta
 from modelwire.messages import prepare_conversation
@@ -44,26 +44,42 @@ def request_with(*tools: dict[str, Any]) -> dict[str, Any]:
     return {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "tools": list(tools)}
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Counting(ProviderProfile):
+    """Anthropic's rules, keeping each schema it is asked to sanitize: one per conversion."""
+
+    seen: list[Any] = dataclasses.field(default_factory=list, compare=False, hash=False)
+
+    def sanitize_tool_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        self.seen.append(schema)
+        return schema
+
+
+def counting() -> _Counting:
+    return _Counting("anthropic", api_mode="anthropic_messages")
+
+
 def test_a_tool_schema_is_converted_once_and_reused_on_later_turns():
-    cache = EncodeCache()
+    cache, profile = EncodeCache(), counting()
     request = request_with(tool("read", OPTIONAL_PATH))
-    first = encoded_tools(request, cache)
-    second = encoded_tools(request, cache)
+    first = encoded_tools(request, cache, profile)
+    second = encoded_tools(request, cache, profile)
+    assert len(profile.seen) == 1
     assert first == second == encoded_tools(request, None)
     assert first[0]["input_schema"]["properties"]["path"] == {"type": "string", "description": "where"}
-    assert (cache.misses, cache.hits, len(cache)) == (1, 1, 1)
+    assert len(cache) == 3  # the schema, the list it is in (kept when seen again), a mark that it was seen
 
 
 def test_a_changed_tool_is_converted_again():
-    cache = EncodeCache()
-    encoded_tools(request_with(tool("read", OPTIONAL_PATH)), cache)
+    cache, profile = EncodeCache(), counting()
+    encoded_tools(request_with(tool("read", OPTIONAL_PATH)), cache, profile)
     changed = json.loads(json.dumps(OPTIONAL_PATH))
     changed["properties"]["path"]["description"] = "which file"
     changed["properties"]["limit"] = {"type": "integer"}
-    out = encoded_tools(request_with(tool("read", changed)), cache)
+    out = encoded_tools(request_with(tool("read", changed)), cache, profile)
     assert out[0]["input_schema"]["properties"] == {
         "path": {"type": "string", "description": "which file"}, "limit": {"type": "integer"}}
-    assert cache.misses == 2
+    assert len(profile.seen) == 2
 
 
 def test_the_same_keys_in_another_order_are_another_entry_keeping_that_order():
@@ -88,11 +104,11 @@ def test_one_schema_is_converted_for_each_profile_that_sanitizes_it_differently(
     cache = EncodeCache()
     schema = {"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}}
     request = request_with(tool("t", schema))
-    plain = encoded_tools(request, cache)
-    strict = encoded_tools(request, cache, _NoFormats("strict-anthropic", api_mode="anthropic_messages"))
-    assert plain[0]["input_schema"]["properties"]["when"] == {"type": "string", "format": "date-time"}
-    assert strict[0]["input_schema"]["properties"]["when"] == {"type": "string"}
-    assert cache.misses == 2
+    for _ in range(2):
+        plain = encoded_tools(request, cache)
+        strict = encoded_tools(request, cache, _NoFormats("strict-anthropic", api_mode="anthropic_messages"))
+        assert plain[0]["input_schema"]["properties"]["when"] == {"type": "string", "format": "date-time"}
+        assert strict[0]["input_schema"]["properties"]["when"] == {"type": "string"}
 
 
 def test_changing_the_callers_schema_after_an_encode_never_changes_the_cached_result():
@@ -110,7 +126,7 @@ def test_a_cached_result_is_immutable_bytes():
     cache = EncodeCache()
     convert = cache.converter("kind", lambda c: {"seen": c})
     first = convert({"a": [1]})
-    assert isinstance(first, orjson.Fragment)
+    assert isinstance(first, Fragment)
     with pytest.raises((AttributeError, TypeError)):
         first.contents = b"{}"  # type: ignore[attr-defined]
     assert orjson.dumps({"x": convert({"a": [1]})}) == b'{"x":{"seen":{"a":[1]}}}'
@@ -181,13 +197,14 @@ def test_claude_codes_request_encodes_to_the_same_bytes_cold_warm_and_without_a_
     cache = EncodeCache()
     profile = get_profile("anthropic")
     bodies = []
-    for c in (None, cache, cache):
+    for c in (None, cache, cache, cache):
         hits = cache.hits
         bodies.append(anthropic_messages.encode_request(request, Target(profile, MODEL, api_key=KEY, cache=c)).body)
-    assert bodies[0] == bodies[1] == bodies[2]
-    # the warm encode converted none: each tool, and the history's turns when it is long
-    # enough to be kept (tools_t2: 9 messages; tools_t0's 2 are converted every time)
-    assert cache.hits - hits == len(request["tools"]) + conversations
+    assert bodies[0] == bodies[1] == bodies[2] == bodies[3]
+    # the warm encode converted none: its tools were found as one list (kept whole the
+    # second time it was seen), and the history's turns when it is long enough to be kept
+    # (tools_t2: 9 messages; tools_t0's 2 are converted every time)
+    assert cache.hits - hits == 1 + conversations
 
 
 class _Recorder:
@@ -215,7 +232,8 @@ def test_a_client_converts_its_tools_once_across_turns_in_the_cache_it_was_given
         assert client.encode_cache is cache
         client.complete([{"role": "user", "content": "one"}], tools=tools)
         client.complete([{"role": "user", "content": "two"}], tools=tools)
-    assert (cache.misses, cache.hits) == (2, 2)
+    # the list and its 2 schemas; then the list again (seen before: now kept whole), its schemas found
+    assert (cache.misses, cache.hits) == (4, 2)
     sent = [orjson.loads(b)["tools"] for b in recorder.bodies[-2:]]
     assert sent[0] == sent[1]
 

@@ -97,7 +97,7 @@ class Turn:
         self.upstream = settings.upstream(self.endpoint)  # the lease/encode/report cycle
         if settings.refused:
             self.dropped = frozenset(settings.refused.get(self.endpoint.name, ()))
-        self.messages = prepare_conversation(messages)
+        self.messages = prepare_conversation(messages, cache=settings.encode_cache)
         observer = settings.observer  # Client(observer=...): reports per attempt and call
         self.watch = None if observer is None or observer.reports == "failures" \
             else CallWatch(observer, settings.model, stream, self.messages)

@@ -34,6 +34,7 @@ from ..wire import auth_headers
 from ._creds import CredentialHealth, CredentialState, HeldCredential
 
 if TYPE_CHECKING:
+    from ..codecs.cache import EncodeCache
     from ..providers.prices import Price
     from ..providers.profile import ProviderProfile
     from ..resilience import Failure
@@ -112,6 +113,12 @@ class Upstream:
     def timeouts(self) -> Timeouts:
         """The model's own timeouts, else the Client's."""
         return self._endpoint.timeouts or self._settings.timeouts
+
+    @property
+    def encode_cache(self) -> EncodeCache:
+        """Where this Client's encoders and ``prepare_conversation`` keep what repeats
+        from turn to turn (the Client's ``encode_cache``)."""
+        return self._settings.encode_cache
 
     @property
     def refused(self) -> frozenset[str]:

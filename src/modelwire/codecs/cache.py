@@ -13,6 +13,14 @@ their own.
   object, so a result is a function of its key alone: whether the cache was warm cannot
   change it. Content orjson would serialize through a fallback (dataclasses, subclasses,
   dates) is not cached: the conversion runs on it as it is.
+* A request's whole tool list is kept by its bytes (:meth:`EncodeCache.whole`): the
+  converted ``tools`` array as one Fragment, with the facts the encoder asks of it and the
+  warnings its conversion logs (logged again on every use), from the second time the list
+  is seen (the first converts as without it). Such a key runs to hundreds of
+  KB, so it is never hashed: it is found by its length and three 16-byte samples, then
+  compared whole (:meth:`EncodeCache.find`). Every codec's encoder does this. Anthropic's
+  converts a list it does not find through the per-schema entries below, so a list that
+  changed by one tool (an MCP server connected) converts that tool's schema only.
 * A tool's schema is kept by its own bytes. A conversation is kept by its first message:
   the JSON of all its messages, where each ends, and the turns converted from them; the
   next request keeps the turns of its longest run of leading messages with the same bytes
@@ -21,20 +29,24 @@ their own.
 * A result is handed out as an ``orjson.Fragment``: its JSON bytes, which nothing can
   change, placed verbatim when the body is serialized (no copy per request).
 * Bounded: at most ``max_entries`` entries and ``max_bytes`` of keys and results (a
-  200-message conversation with 24 tools holds about 210 KiB); the least recently used go
-  first.
+  200-message conversation with 24 tools holds about 310 KiB, ~120 KiB of it the tool
+  list kept whole); the least recently used go first.
+* Not told apart: NaN and infinities, which orjson writes as ``null``, and tuples, which
+  it writes as arrays; a cached conversion reads them as ``null`` and lists.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-__all__ = ["EncodeCache", "Fragment", "compact", "json_key"]
+__all__ = ["Converted", "EncodeCache", "Fragment", "compact", "json_key"]
 
 # serialize only what round-trips through JSON unchanged; anything else raises, uncached
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -44,6 +56,10 @@ _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | o
 Fragment: Any = orjson.Fragment  # pyright: ignore[reportAttributeAccessIssue]
 
 _MAX_KINDS = 256  # distinct (protocol, profile) pairs remembered
+_SAMPLE = 16  # bytes taken from the start, middle and end of a key found by find()
+_PER_SHORT_KEY = 4  # contents kept side by side under one short key
+_OVERHEAD = 64  # bytes per kept content beyond its JSON (tuple slots, references)
+_SEEN = "seen"  # marks content whole() has converted once
 
 
 def _refuse(value: Any) -> Any:
@@ -63,6 +79,27 @@ def json_key(content: Any) -> bytes | None:
         return orjson.dumps(content, default=_refuse, option=_STRICT)
     except TypeError:
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """A request piece converted whole (:meth:`EncodeCache.whole`): what goes in the body,
+    the facts the encoder asks of it, and the warnings its conversion logs."""
+
+    value: Any  # an orjson.Fragment of ``raw`` when kept; else the converted objects
+    raw: bytes | None  # its JSON when kept
+    facts: Any  # immutable
+    notes: tuple[tuple[Any, ...], ...]  # log.warning arguments, one tuple each
+
+    def loads(self) -> Any:
+        """The piece as objects this request may change."""
+        return self.value if self.raw is None else orjson.loads(self.raw)
+
+
+def _short_key(tag: int, raw: bytes) -> tuple[int, int, bytes, bytes, bytes]:
+    n = len(raw)
+    mid = n // 2
+    return tag, n, raw[:_SAMPLE], raw[mid: mid + _SAMPLE], raw[-_SAMPLE:]
 
 
 class EncodeCache:
@@ -130,6 +167,73 @@ class EncodeCache:
             while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
+
+    def find(self, tag: int, raw: bytes) -> Any:
+        """The value :meth:`keep` kept under ``tag`` for exactly the bytes ``raw``, or None.
+        Looked up by ``raw``'s length and a few short samples of it, then compared whole
+        (a memcmp): a large key is never hashed."""
+        key = _short_key(tag, raw)
+        found = self._entries.get(key)  # one C call each: atomic under the GIL, no lock needed
+        if found is not None:
+            for kept, value, _ in found[0]:
+                if kept == raw:
+                    self.hits += 1
+                    try:
+                        self._entries.move_to_end(key)
+                    except KeyError:  # evicted by another thread meanwhile
+                        pass
+                    return value
+        self.misses += 1
+        return None
+
+    def keep(self, tag: int, raw: bytes, value: object, size: int) -> None:
+        """Keep ``value`` (immutable) for the content whose JSON is ``raw``, found again by
+        :meth:`find`; ``size``: what ``value`` holds in bytes (``raw`` is counted here). A
+        few contents that share a length and samples are kept side by side."""
+        key = _short_key(tag, raw)
+        entry = (compact(raw), value, len(raw) + size + _OVERHEAD)
+        found = self._entries.get(key)
+        family = found[0] if found is not None else ()
+        kept = (entry, *[e for e in family if e[0] != raw][: _PER_SHORT_KEY - 1])
+        self.put(key, kept, sum(e[2] for e in kept))
+
+    def whole(
+        self, kind: Hashable, content: object, convert: Callable[[Any, list[tuple[Any, ...]]], tuple[Any, Any]],
+        log: logging.Logger,
+    ) -> Converted | None:
+        """``convert(content, notes)`` (a result and its facts), remembered whole: one
+        :func:`json_key` of ``content`` finds it (:meth:`find`). ``kind`` names everything
+        else the result depends on. ``convert`` appends its warnings to ``notes`` (the
+        ``log.warning`` arguments) instead of logging them: they go to ``log`` on every
+        use, as they would without a cache. Kept from the second time ``content`` is seen.
+        None for content that is not plain JSON."""
+        raw = json_key(content)
+        if raw is None:
+            return None
+        tag = self.tag(kind)
+        found: Converted | None = self.find(tag, raw)
+        if found is None:
+            # first seen: converted from ``content``, not kept, a mark left (a hint: a wrong one
+            # costs time, never bytes); seen before: from its bytes, as later requests find them
+            mark = (_SEEN, *_short_key(tag, raw))
+            first = self._entries.get(mark) is None
+            notes: list[tuple[Any, ...]] = []
+            try:
+                result, facts = convert(content if first else orjson.loads(raw), notes)
+            except Exception:
+                for args in notes:  # what a conversion without a cache logged before it failed
+                    log.warning(*args)
+                raise
+            if first:
+                self.put(mark, True, _OVERHEAD)
+                found = Converted(result, None, facts, tuple(notes))
+            else:
+                out = compact(orjson.dumps(result))
+                found = Converted(Fragment(out), out, facts, tuple(notes))
+                self.keep(tag, raw, found, len(out))
+        for args in found.notes:
+            log.warning(*args)
+        return found
 
     def converter(self, kind: Hashable, convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
         """``convert``, remembered: the function returned gives ``convert(content)`` as an

@@ -25,5 +25,5 @@ async def upstream_count(upstream: Upstream, req: Request) -> int | None:
         return None
     # the request as the messages door would send it; fields the counter rejects
     # (max_tokens, sampling) are cut from the encoded body by the Upstream
-    return await upstream.count_tokens({"messages": prepare_conversation(req.get("messages", [])),
-                                        **request_options(req)})
+    messages = prepare_conversation(req.get("messages", []), cache=upstream.encode_cache)
+    return await upstream.count_tokens({"messages": messages, **request_options(req)})

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .capture import captures_view
 from .scrub import scrub
 from .ui_recent import RecentRequests, percentiles
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from .app import Gateway
 
 __all__ = ["SPEND_SINCE", "captures_index", "snapshot"]
 
@@ -26,14 +30,14 @@ SPEND_SINCE = "30d"
 CAPTURES_SHOWN = 50
 
 
-def captures_index(gateway: Any, limit: int = CAPTURES_SHOWN) -> dict[str, Any]:
+def captures_index(gateway: Gateway, limit: int = CAPTURES_SHOWN) -> dict[str, Any]:
     """The request captures as ``GET /admin/captures`` lists them: ``{"dir", "enabled",
     "captures": [{"id", "time", "model", "key", "door", "status", "failed", "bytes", ...}]}``
     newest first. Reads the capture files: call it in a thread."""
     return captures_view(gateway.capture, gateway.config.gateway.capture.dir, limit)
 
 
-def models_view(config: Any) -> list[dict[str, Any]]:
+def models_view(config: Config) -> list[dict[str, Any]]:
     """Each configured model: what serves it, the fallbacks tried after it, its aliases."""
     aliases: dict[str, list[str]] = {}
     for alias, target in config.gateway.aliases.items():
@@ -47,7 +51,7 @@ def models_view(config: Any) -> list[dict[str, Any]]:
     return out
 
 
-def credentials_view(gateway: Any) -> list[dict[str, Any]]:
+def credentials_view(gateway: Gateway) -> list[dict[str, Any]]:
     """Each credential of each pool opened so far, once per pool, with the models using it."""
     pools: dict[str, dict[str, Any]] = {}
     for slot, client in gateway.opened_clients():
@@ -82,7 +86,7 @@ def recent_view(recent: RecentRequests | None) -> tuple[list[dict[str, Any]], di
     return [r.as_dict() for r in rows], stats, minutes
 
 
-def _spend(gateway: Any) -> dict[str, Any]:
+def _spend(gateway: Gateway) -> dict[str, Any]:
     """Spend per key and per team over :data:`SPEND_SINCE` (in a thread: the store is
     synchronous)."""
     from ..teams.admin import KeyAdmin, total_view
@@ -97,7 +101,7 @@ def _spend(gateway: Any) -> dict[str, Any]:
     return out
 
 
-async def snapshot(gateway: Any) -> dict[str, Any]:
+async def snapshot(gateway: Gateway) -> dict[str, Any]:
     """Everything the page shows, now."""
     from .. import __version__
 

@@ -26,6 +26,10 @@ With ``repair=False`` nothing is repaired: each case above that would be
 repaired raises ``MessageError(index=...)`` instead. Malformed argument JSON
 is not our business here: it is kept raw and the codec decides.
 
+With a ``cache`` (a :class:`PrepareCache`, such as the ``EncodeCache`` a ``Client`` and
+the gateway hold), an agent's earlier turns are prepared once: the next call, which
+repeats them, prepares only what follows (:mod:`._kept`; the result is the same).
+
 :func:`apply_cache_layout` places prompt-cache breakpoints for callers who
 want caching without placing them by hand.
 
@@ -36,17 +40,19 @@ accumulator only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from ..accumulate import deterministic_tool_call_id
 from ..errors import MessageError
 from ..types import Message
+from ._kept import MIN_MESSAGES, PrepareCache, prepare_kept
+from ._prepare import STUB_RESULT, walk
 from .reasoning import is_reasoning_only, normalize_reasoning
 from .thinktags import ThinkTagSplitter, split_think_tags
 
 __all__ = [
     "STUB_RESULT",
+    "PrepareCache",
     "ThinkTagSplitter",
     "apply_cache_layout",
     "is_reasoning_only",
@@ -55,198 +61,22 @@ __all__ = [
     "split_think_tags",
 ]
 
-STUB_RESULT = "result unavailable: the tool call was not answered"
-_ROLES = ("system", "developer", "user", "assistant", "tool")  # order used in messages
-# A call with an empty name cannot be sent, but dropping it would orphan its
-# result; renaming keeps the pair intact (hermes #47967).
-_INVALID_NAME = "invalid_tool_call"
-_CALL_KEYS = frozenset({"id", "type", "function"})
-
-
-# -------------------------------------------------------------- type checks
-def _check_parts(parts: list[Any], where: str, index: int) -> None:
-    for j, part in enumerate(parts):
-        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            raise MessageError(f"{where}[{j}] must be a content part with a string 'type'",
-                               index=index)
-        if part["type"] == "text" and not isinstance(part.get("text"), str):
-            raise MessageError(f"{where}[{j}].text must be a string", index=index)
-
-
-def _check_content(msg: dict[str, Any], i: int, *, optional: bool) -> None:
-    content = msg.get("content")
-    if type(content) is str:
-        return
-    if isinstance(content, list):
-        _check_parts(content, f"messages[{i}].content", i)
-        return
-    if content is None and optional:
-        return
-    raise MessageError(
-        f"messages[{i}].content must be a string or a list of content parts", index=i
-    )
-
-
-def _check_message(msg: Any, i: int) -> str:
-    if not isinstance(msg, dict):
-        raise MessageError(f"messages[{i}] must be a dict, got {type(msg).__name__}", index=i)
-    role = msg.get("role")
-    if role not in _ROLES:
-        hint = " (use 'tool')" if role == "function" else ""
-        raise MessageError(
-            f"messages[{i}].role must be one of {', '.join(_ROLES)}, got {role!r}{hint}", index=i
-        )
-    if role == "tool" and (not isinstance(msg.get("tool_call_id"), str) or not msg["tool_call_id"]):
-        raise MessageError(f"messages[{i}].tool_call_id must be a non-empty string", index=i)
-    _check_content(msg, i, optional=role == "assistant")
-    return role
-
-
-# ---------------------------------------------------------------- tool calls
-def _fix_calls(msg: dict[str, Any], i: int, repair: bool) -> list[dict[str, Any]]:
-    """The assistant message's tool calls, checked, ids filled in (new list)."""
-    calls = msg.get("tool_calls")
-    if calls is None:
-        return []
-    if not isinstance(calls, list):
-        raise MessageError(f"messages[{i}].tool_calls must be a list", index=i)
-    fixed: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for k, call in enumerate(calls):
-        fn = call.get("function") if type(call) is dict else None
-        call_id = call.get("id") if fn is not None else None
-        if (
-            type(fn) is dict
-            and type(call_id) is str
-            and call_id
-            and call_id not in seen
-            and call.get("type")
-            and type(fn.get("name")) is str
-            and fn["name"]
-            and type(fn.get("arguments")) is str
-        ):
-            fixed.append(call)  # already well-formed: shared, never changed
-        else:
-            fixed.append(_fix_call(call, i, k, seen, repair))
-        seen.add(fixed[-1]["id"])
-    return fixed
-
-
-def _fix_call(call: Any, i: int, k: int, seen: set[str], repair: bool) -> dict[str, Any]:
-    where = f"messages[{i}].tool_calls[{k}]"
-    if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
-        raise MessageError(f"{where}.function must be a dict", index=i)
-    function = dict(call["function"])
-    name = function.get("name")
-    if not isinstance(name, str):
-        raise MessageError(f"{where}.function.name must be a string", index=i)
-    if not name:
-        if not repair:
-            raise MessageError(f"{where}.function.name is empty", index=i)
-        function["name"] = name = _INVALID_NAME
-    arguments = function.get("arguments")
-    if arguments is None:
-        # Some OpenAI-compatible servers send null arguments for a call
-        # with no parameters; "{}" is what they meant.
-        if not repair:
-            raise MessageError(f"{where}.function.arguments is missing", index=i)
-        function["arguments"] = arguments = "{}"
-    elif not isinstance(arguments, str):
-        raise MessageError(f"{where}.function.arguments must be a string", index=i)
-    call_id = call.get("id")
-    if call_id is not None and not isinstance(call_id, str):
-        raise MessageError(f"{where}.id must be a string", index=i)
-    if not call_id:
-        call_id = deterministic_tool_call_id(name, arguments, k)
-    elif call_id in seen:
-        # Two calls with one id cannot both be answered (Anthropic rejects
-        # duplicate tool_use ids): the second gets its own id.
-        if not repair:
-            raise MessageError(f"{where}.id {call_id!r} repeats an earlier call's id", index=i)
-        call_id = deterministic_tool_call_id(name, arguments, k)
-    rest = {key: value for key, value in call.items() if key not in _CALL_KEYS}
-    return {"id": call_id, "type": call.get("type") or "function", "function": function, **rest}
-
-
-def _stub(call_id: str) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": STUB_RESULT}
-
-
-class _Turn:
-    """The tool calls of the assistant message being answered."""
-
-    __slots__ = ("answered", "ids", "index")
-
-    def __init__(self, index: int, ids: list[str]) -> None:
-        self.index = index
-        self.ids = ids
-        self.answered: set[str] = set()
-
-    def close(self, out: list[dict[str, Any]], repair: bool) -> None:
-        if len(self.answered) == len(self.ids):
-            return  # every call answered (answered holds only ids of these calls)
-        missing = [cid for cid in self.ids if cid not in self.answered]
-        if missing and not repair:
-            raise MessageError(
-                f"messages[{self.index}] has tool calls with no tool result: "
-                + ", ".join(repr(c) for c in missing),
-                index=self.index,
-            )
-        out.extend(_stub(cid) for cid in missing)
-
-
-def _answer(turn: _Turn | None, msg: Mapping[str, Any], i: int, repair: bool) -> bool:
-    """Whether tool message ``msg`` answers an open call (else it is dropped)."""
-    call_id = msg["tool_call_id"]
-    if turn is not None and call_id in turn.ids and call_id not in turn.answered:
-        turn.answered.add(call_id)
-        return True
-    if repair:
-        return False
-    if turn is not None and call_id in turn.answered:
-        raise MessageError(f"messages[{i}] answers tool_call_id {call_id!r} a second time",
-                           index=i)
-    raise MessageError(
-        f"messages[{i}] answers tool_call_id {call_id!r}, which is not a tool call of the "
-        "assistant message right before it",
-        index=i,
-    )
-
 
 # ------------------------------------------------------------------ prepare
-def prepare_conversation(messages: Sequence[Message], *, repair: bool = True) -> list[Message]:
-    """What is sent for ``messages``: normalized, checked, repaired (see module doc)."""
+def prepare_conversation(
+    messages: Sequence[Message], *, repair: bool = True, cache: PrepareCache | None = None
+) -> list[Message]:
+    """What is sent for ``messages``: normalized, checked, repaired (see module doc).
+
+    ``cache`` (an :class:`~modelwire.codecs.cache.EncodeCache`, as a ``Client`` and the
+    gateway hold) keeps each conversation's work, so the next call, which repeats the
+    earlier messages, prepares only what follows them; the result is the same."""
     if not isinstance(messages, list):
         raise MessageError(f"messages must be a list, got {type(messages).__name__}")
+    if cache is not None and len(messages) >= MIN_MESSAGES:
+        return prepare_kept(messages, repair, cache)  # type: ignore[return-value]
     out: list[dict[str, Any]] = []
-    turn: _Turn | None = None
-    for i, original in enumerate(messages):
-        role = _check_message(original, i)
-        if role == "tool":
-            if _answer(turn, original, i, repair):
-                out.append(dict(original))
-            continue
-        if role != "assistant":
-            if turn is not None:
-                turn.close(out, repair)
-                turn = None
-            out.append(dict(original))
-            continue
-        msg = normalize_reasoning(original)
-        calls = _fix_calls(msg, i, repair)
-        if not calls:
-            msg.pop("tool_calls", None)  # an empty list is rejected by OpenAI
-            if (msg.get("reasoning_content") or msg.get("reasoning_details")) and is_reasoning_only(msg):
-                # Left out of what is sent, so it does not stand between a
-                # call and its results either.
-                continue
-        if turn is not None:
-            turn.close(out, repair)
-            turn = None
-        if calls:
-            msg["tool_calls"] = calls
-            turn = _Turn(i, [c["id"] for c in calls])
-        out.append(msg)
+    turn = walk(messages, 0, out, None, repair)
     if turn is not None:
         turn.close(out, repair)
     return out  # type: ignore[return-value]

@@ -136,7 +136,8 @@ class ProviderProfile:
     def patch_body(self, body: dict[str, Any], target: Target) -> dict[str, Any]:
         """Last change to an encoded body before ``extra`` is merged. Return the body.
         With a cache on the target, earlier turns in an Anthropic body's ``messages``
-        are ``orjson.Fragment`` objects (their JSON): pass them on as they are."""
+        and the whole ``tools`` array of every protocol's body are ``orjson.Fragment``
+        objects (their JSON): pass them on as they are."""
         return body
 
     def default_base_url(self, environ: Mapping[str, str]) -> str:

@@ -117,12 +117,19 @@ def input_schema_converter(profile: Any, cache: EncodeCache | None = None) -> Ca
 
 def encode_tools(
     tools: list[dict[str, Any]], profile: Any, *, eager: bool, request: Any = None,
-    cache: EncodeCache | None = None,
+    cache: EncodeCache | None = None, warnings: list[tuple[Any, ...]] | None = None,
 ) -> list[dict[str, Any]]:
     """OpenAI-shaped tool specs -> Anthropic tools. Non-function entries (server tools such
     as ``{"type": "web_search_20250305", "name": "web_search"}``, kept by decode_request)
     go out verbatim. Duplicate names: first wins (Anthropic 400 "Tool names must be
-    unique"), with a warning. ``cache``: see :func:`input_schema_converter`."""
+    unique"), with a warning (its ``log.warning`` arguments appended to ``warnings``
+    instead, when given). ``cache``: see :func:`input_schema_converter`."""
+
+    def warn(*args: object) -> None:
+        if warnings is None:
+            log.warning(*args)
+        else:
+            warnings.append(args)
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     input_schema = input_schema_converter(profile, cache)
@@ -133,7 +140,7 @@ def encode_tools(
             name = spec.get("name")
             if isinstance(name, str):
                 if name in seen:
-                    log.warning("tools[%d]: duplicate tool name %r dropped", i, name)
+                    warn("tools[%d]: duplicate tool name %r dropped", i, name)
                     continue
                 seen.add(name)
             out.append(native_tool(spec, i, request, "anthropic_messages"))
@@ -143,7 +150,7 @@ def encode_tools(
             raise MessageError(f"tools[{i}].function.name is missing")
         name = fn["name"]
         if name in seen:
-            log.warning("tools[%d]: duplicate tool name %r dropped (first definition wins)", i, name)
+            warn("tools[%d]: duplicate tool name %r dropped (first definition wins)", i, name)
             continue
         seen.add(name)
         schema = input_schema(fn.get("parameters"))

@@ -19,12 +19,14 @@ import orjson
 from ...errors import MessageError
 from ...types import Request
 from ...wire import EncodedRequest, Target, auth_headers
+from ..cache import Converted
 from ..tools import allowed_only
 from ._convert import ConvertContext, encode_conversation, is_strict_version
 
 # the other direction (what a front door receives) has its own module; both are "the request"
 from ._decode_request import decode_request
 from ._models import NON_CLAUDE, ModelFamily, family_for
+from ._tool_list import kept_tools
 from ._tools import encode_tool_choice, encode_tools, is_forced, normalize_schema
 from ._turns import MIN_MESSAGES, CachedConversation, cached_conversation
 
@@ -178,19 +180,26 @@ def _iter_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _head_breakpoints(body: dict[str, Any]) -> list[dict[str, Any]]:
-    found = [t for t in body.get("tools") or [] if "cache_control" in t]
+    """The marked tools and system blocks; tools kept as a Fragment (``_tool_list``) are
+    counted by their own facts, not here."""
+    tools = body.get("tools")
+    found = [t for t in tools if "cache_control" in t] if isinstance(tools, list) else []
     if isinstance(body.get("system"), list):
         found += [b for b in body["system"] if "cache_control" in b]
     return found
 
 
-def _limit_cached_breakpoints(body: dict[str, Any], conv: CachedConversation) -> None:
-    """:func:`limit_cache_breakpoints` for a conversation from the cache: counted from
-    each turn's facts; only when there are too many are the marked turns made dicts."""
-    if len(_head_breakpoints(body)) + sum(conv.marks) <= MAX_BREAKPOINTS:
+def _limit_cached_breakpoints(body: dict[str, Any], kept: Converted | None, conv: CachedConversation | None) -> None:
+    """:func:`limit_cache_breakpoints` for tools or a conversation from the cache: counted
+    from their facts; only when there are too many are the marked pieces made dicts."""
+    marks = len(_head_breakpoints(body)) if conv is not None else len(_iter_breakpoints(body))
+    marks += (kept.facts if kept is not None else 0) + (sum(conv.marks) if conv is not None else 0)
+    if marks <= MAX_BREAKPOINTS:
         return
-    for i, n in enumerate(conv.marks):
-        if n:
+    if kept is not None and kept.facts:
+        body["tools"] = kept.loads()
+    if conv is not None:
+        for i in [i for i, n in enumerate(conv.marks) if n]:
             conv.materialize(i)
     limit_cache_breakpoints(body)
 
@@ -203,9 +212,7 @@ def limit_cache_breakpoints(body: dict[str, Any]) -> int:
     excess = len(marks) - MAX_BREAKPOINTS
     if excess <= 0:
         return 0
-    n_head = len([t for t in body.get("tools") or [] if "cache_control" in t])
-    if isinstance(body.get("system"), list):
-        n_head += len([b for b in body["system"] if "cache_control" in b])
+    n_head = len(_head_breakpoints(body))
     order = marks[n_head:] + marks[:n_head]  # message marks first, earliest first
     for block in order[:excess]:
         del block["cache_control"]
@@ -289,9 +296,13 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
     tools, choice = allowed_only(request.get("tools") or [], request.get("tool_choice"))
     if choice == "none" and tools and not (conv.tool_blocks if conv is not None else _has_tool_blocks(converted)):
         tools = []  # tool_choice none: no tools are sent at all
+    kept = None
     if tools:
         eager = bool(request.get("stream")) and profile.fine_grained_tool_streaming
-        body["tools"] = encode_tools(tools, profile, eager=eager, request=request, cache=target.cache)
+        if target.cache is not None:
+            kept = kept_tools(tools, profile, eager=eager, request=request, cache=target.cache)
+        body["tools"] = kept.value if kept is not None else \
+            encode_tools(tools, profile, eager=eager, request=request, cache=target.cache)
         tc = encode_tool_choice(choice, request.get("parallel_tool_calls"))
         if tc is not None:
             body["tool_choice"] = tc
@@ -320,10 +331,10 @@ def _body(request: dict[str, Any], target: Target, betas: list[str]) -> dict[str
             "(no prefill on Claude 4.6 and later): end with a user message",
             index=len(messages) - 1,
         )
-    if conv is None:
+    if conv is None and kept is None:
         limit_cache_breakpoints(body)
     else:
-        _limit_cached_breakpoints(body, conv)
+        _limit_cached_breakpoints(body, kept, conv)
     return body
 
 

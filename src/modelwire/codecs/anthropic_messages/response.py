@@ -212,9 +212,6 @@ def _decode_response(body: bytes | dict[str, Any], issuer: str | None) -> Comple
     stop = data.get("stop_reason")
     matched = data.get("stop_sequence")
     acc.feed(Finish(finish_reason(stop), native=stop, stop_sequence=matched if isinstance(matched, str) else None))
-    result = acc.result()
-    from dataclasses import replace
-
-    return replace(result, raw=data)
+    return acc.result(raw=data)
 
 

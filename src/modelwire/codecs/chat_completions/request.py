@@ -11,6 +11,7 @@ from typing import Any
 from ...errors import MessageError, ProtocolError, UnsupportedContentError
 from ...types import Effort, Request
 from ...wire import EncodedRequest, ProviderProfile, Target, auth_headers
+from ..cache import Converted, EncodeCache
 from ..tools import NAMESPACE_KEY, allowed_only, native_tool
 from ._common import DEFAULT_ISSUER, MAPPING, dumps, loads
 from ._messages import SYNTHETIC_REASONING, encode_messages, reasoning_text, wrap_details
@@ -50,7 +51,7 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
         "model": target.model or request.get("model", ""),
         "messages": encode_messages(request.get("messages"), profile),
     }
-    _encode_tools(body, request, profile)
+    _encode_tools(body, request, profile, target.cache)
     max_tokens = request.get("max_tokens")
     if max_tokens is not None:
         body[profile.max_tokens_field] = max_tokens
@@ -91,7 +92,9 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     return EncodedRequest("POST", PATH, headers, dumps(body))
 
 
-def _encode_tools(body: dict[str, Any], request: Mapping[str, Any], profile: ProviderProfile) -> None:
+def _encode_tools(
+    body: dict[str, Any], request: Mapping[str, Any], profile: ProviderProfile, cache: EncodeCache | None
+) -> None:
     tools = request.get("tools")
     choice = request.get("tool_choice")
     if type(choice) is dict and "allowed_tools" not in profile.tool_choice_values:
@@ -99,7 +102,10 @@ def _encode_tools(body: dict[str, Any], request: Mapping[str, Any], profile: Pro
     if tools:
         if not isinstance(tools, list):
             raise MessageError("tools must be a list")
-        body["tools"] = _tools(tools, profile, request)
+        kept = None
+        if cache is not None:
+            kept = _kept_tools(tools, profile, request, cache)
+        body["tools"] = kept.value if kept is not None else _tools(tools, profile, request)
     if choice is not None and body.get("tools"):
         choice = _tool_choice(choice, profile)
         if choice == "none" and "none" not in profile.tool_choice_values:
@@ -113,7 +119,28 @@ def _encode_tools(body: dict[str, Any], request: Mapping[str, Any], profile: Pro
             log.debug("%s does not take parallel_tool_calls; dropped", profile.name)
 
 
-def _tools(tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _kept_tools(
+    tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any], cache: EncodeCache
+) -> Converted | None:
+    """:func:`_tools` converted once per content (Gemini's, xAI's and Moonshot's schema
+    sanitizers are most of encoding an agent's request); None where the cache does not apply."""
+    metadata = request.get("metadata")
+    source = metadata.get("source_api") if isinstance(metadata, dict) else None
+    if source is not None and not isinstance(source, str):
+        return None  # native_tool reads it: it is part of the key
+
+    def convert(specs: list[Any], notes: list[tuple[Any, ...]]) -> tuple[Any, None]:
+        return _tools(specs, profile, request, notes), None
+
+    return cache.whole(("chat_completions.tools", profile, source), tools, convert, log)
+
+
+def _tools(
+    tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any],
+    notes: list[tuple[Any, ...]] | None = None,
+) -> list[dict[str, Any]]:
+    """The tools as this endpoint takes them; duplicate-name warnings logged, or appended
+    to ``notes`` (their ``log.warning`` arguments) when given."""
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for j, tool in enumerate(tools):
@@ -129,7 +156,11 @@ def _tools(tools: list[Any], profile: ProviderProfile, request: Mapping[str, Any
         if name in seen:
             # DeepSeek, Kimi, MiMo and custom endpoints behind them answer 400 "Tool names
             # must be unique" (forgecode #892, eino #632): for every target, first wins
-            log.warning("tools[%d]: duplicate tool name %r dropped (first definition wins)", j, name)
+            args = ("tools[%d]: duplicate tool name %r dropped (first definition wins)", j, name)
+            if notes is None:
+                log.warning(*args)
+            else:
+                notes.append(args)
             continue
         seen.add(name)
         if isinstance(fn.get("parameters"), dict):

@@ -26,7 +26,7 @@ Encoding rules and why:
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -35,6 +35,7 @@ from ...blockorder import ordered_items
 from ...errors import MessageError, UnsupportedContentError
 from ...types import Message, Request
 from ...wire import EncodedRequest, Target, auth_headers
+from ..cache import Converted, EncodeCache
 from ..tools import native_tool, unique_tools
 
 # the other direction (what a front door receives) has its own module; both are "the request"
@@ -48,13 +49,14 @@ log = logging.getLogger("modelwire.codecs.responses")
 # internal effort -> Responses reasoning.effort; "max" has no Responses level above xhigh
 _EFFORT_OUT: dict[str, str] = {"low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "xhigh"}
 _ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
+Sanitizer = Callable[[dict[str, Any]], dict[str, Any]]  # a profile's sanitize_tool_schema
 
 
 # =================================================================== encoding
 def encode_request(request: Request, target: Target) -> EncodedRequest:
     """The ``POST /responses`` request for ``request`` on ``target``."""
     profile = target.profile
-    body = request_fields(request, model=target.model, sanitize=profile.sanitize_tool_schema)
+    body = request_fields(request, model=target.model, sanitize=profile.sanitize_tool_schema, cache=target.cache)
     store = profile.responses_store
     body["store"] = store
     body["input"] = encode_input(request.get("messages") or [], accepts=profile.accepts_issuer, store=store)
@@ -77,17 +79,20 @@ def encode_request(request: Request, target: Target) -> EncodedRequest:
     return EncodedRequest("POST", "/responses", headers, orjson.dumps(body))
 
 
-def request_fields(request: Request, *, model: str, sanitize: Any = None) -> dict[str, Any]:
+def request_fields(
+    request: Request, *, model: str, sanitize: Any = None, cache: EncodeCache | None = None
+) -> dict[str, Any]:
     """Every body field but ``input``/``store``/``include``: also used by the
-    response encoders to echo the request's settings the way the API does."""
+    response encoders to echo the request's settings the way the API does. With a
+    ``cache``, the tools are converted once per content (:meth:`EncodeCache.whole`)."""
     body: dict[str, Any] = {"model": model}
     instructions = _instructions(request.get("messages") or [])
     if instructions is not None:
         body["instructions"] = instructions
     tools = request.get("tools")
     if tools:
-        kept = unique_tools(tools, log)
-        body["tools"] = regroup([_encode_tool(t, sanitize, i, request) for i, t in enumerate(kept)], kept)
+        found = _kept_tools(tools, sanitize, request, cache) if cache is not None else None
+        body["tools"] = found.value if found is not None else _encode_tools(tools, sanitize, request, log)
     if "tool_choice" in request:
         body["tool_choice"] = _encode_tool_choice(request["tool_choice"])
     if "parallel_tool_calls" in request:
@@ -311,6 +316,37 @@ def _encode_part(part: Any, index: int) -> dict[str, Any]:
     if kind == "input_audio":
         return {"type": "input_audio", "input_audio": dict(part.get("input_audio") or {})}
     raise UnsupportedContentError(f"content part {part!r:.80} cannot be sent to the Responses API", index=index)
+
+
+def _encode_tools(tools: list[Any], sanitize: Sanitizer | None, request: Request, logger: object) -> list[dict[str, Any]]:
+    kept = unique_tools(tools, logger)
+    return regroup([_encode_tool(t, sanitize, i, request) for i, t in enumerate(kept)], kept)
+
+
+class _Notes:
+    """A logger's ``warning`` that keeps its arguments, for :meth:`EncodeCache.whole`."""
+
+    def __init__(self, notes: list[tuple[Any, ...]]) -> None:
+        self.notes = notes
+
+    def warning(self, *args: object) -> None:
+        self.notes.append(args)
+
+
+def _kept_tools(tools: object, sanitize: Sanitizer | None, request: Request, cache: EncodeCache) -> Converted | None:
+    """:func:`_encode_tools` converted once per content (xAI's schema sanitizer is most of
+    encoding an agent's request); None where the cache does not apply."""
+    if not isinstance(tools, list):
+        return None
+    metadata = request.get("metadata")
+    source = metadata.get("source_api") if isinstance(metadata, dict) else None
+    if source is not None and not isinstance(source, str):
+        return None  # native_tool reads it: it is part of the key
+
+    def convert(specs: list[Any], notes: list[tuple[Any, ...]]) -> tuple[Any, None]:
+        return _encode_tools(specs, sanitize, request, _Notes(notes)), None
+
+    return cache.whole(("responses.tools", sanitize, source), tools, convert, log)
 
 
 def _encode_tool(spec: Any, sanitize: Any, index: int, request: Request) -> dict[str, Any]:

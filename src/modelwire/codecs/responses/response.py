@@ -235,16 +235,7 @@ def decode_response(body: bytes | dict[str, Any], *, issuer: str | None = None) 
     acc = Accumulator(model=str(data.get("model") or ""), id=str(data.get("id") or ""), ordered=True)
     for event in output_events(data, issuer or DEFAULT_ISSUER):
         acc.feed(event)
-    completion = acc.result()
-    return Completion(
-        message=completion.message,
-        finish_reason=completion.finish_reason,
-        usage=completion.usage,
-        model=completion.model,
-        id=completion.id,
-        native_finish_reason=completion.native_finish_reason,
-        raw=data,
-    )
+    return acc.result(raw=data)
 
 
 def _json(body: JSONValue) -> dict[str, Any]:
