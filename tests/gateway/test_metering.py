@@ -25,21 +25,40 @@ DECOY = {"type": "tool_use", "id": "toolu_1", "name": "report", "input": {"usage
 
 def test_anthropic_usage_counts_cache_reads_and_writes_in_the_input():
     assert usage_of("anthropic_messages", ANTHROPIC_USAGE) == {
-        "prompt_tokens": 31, "completion_tokens": 5, "cache_read_tokens": 13, "cache_write_tokens": 11,
-        "reasoning_tokens": 0}
+        "prompt_tokens": 31, "completion_tokens": 5, "total_tokens": 36, "cache_read_tokens": 13,
+        "cache_write_tokens": 11, "reasoning_tokens": 0}
 
 
 def test_chat_usage_keeps_cached_and_reasoning_details():
     assert usage_of("chat_completions", CHAT_USAGE) == {
-        "prompt_tokens": 30, "completion_tokens": 9, "cache_read_tokens": 4, "cache_write_tokens": 0,
-        "reasoning_tokens": 2}
+        "prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39, "cache_read_tokens": 4,
+        "cache_write_tokens": 0, "reasoning_tokens": 2}
+
+
+def test_relayed_usage_reads_every_providers_spelling_as_the_codec_does():
+    # DeepSeek's cache hits and OpenRouter's cache writes (Chat Completions), Bedrock
+    # Mantle's cache writes (Responses): a relayed answer is billed as a decoded one
+    deepseek = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "prompt_cache_hit_tokens": 60}
+    assert usage_of("chat_completions", deepseek)["cache_read_tokens"] == 60
+    openrouter = {**CHAT_USAGE, "prompt_tokens_details": {"cached_tokens": 4, "cache_write_tokens": 7}}
+    assert usage_of("chat_completions", openrouter)["cache_write_tokens"] == 7
+    mantle = {"input_tokens": 50, "output_tokens": 3, "input_tokens_details": {"cache_write_tokens": 20}}
+    assert usage_of("responses", mantle)["cache_write_tokens"] == 20
+
+
+@pytest.mark.parametrize("odd", [None, "12", True, 1.5, [3]], ids=repr)
+def test_an_odd_responses_detail_counts_zero(odd):
+    usage = usage_of("responses", {"input_tokens": 9, "output_tokens": 2, "input_tokens_details": odd,
+                                   "output_tokens_details": odd})
+    assert usage is not None
+    assert (usage["prompt_tokens"], usage["cache_read_tokens"], usage["reasoning_tokens"]) == (9, 0, 0)
 
 
 @pytest.mark.parametrize("odd", [None, "12", True, 1.5, [3], {"n": 1}], ids=repr)
 def test_an_odd_count_is_zero_and_the_others_still_count(odd):
     usage = usage_of("chat_completions", {**CHAT_USAGE, "completion_tokens": odd,
                                           "prompt_tokens_details": odd})
-    assert usage == {"prompt_tokens": 30, "completion_tokens": 0, "cache_read_tokens": 0,
+    assert usage == {"prompt_tokens": 30, "completion_tokens": 0, "total_tokens": 39, "cache_read_tokens": 0,
                      "cache_write_tokens": 0, "reasoning_tokens": 2}
 
 

@@ -4,11 +4,13 @@ the body, or tapped from the stream's events that carry usage, in our usage's te
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..types import ApiMode
+from ..codecs import anthropic_messages, chat_completions, responses
+from ..types import ApiMode, Usage
 
 if TYPE_CHECKING:
     from ..client import Upstream
@@ -19,50 +21,25 @@ __all__ = ["Counted", "Relayed", "StreamUsage", "body_usage", "usage_of"]
 _MAX_PENDING = 1 << 20  # an event longer than this carries text, not usage: not kept
 
 
-_INT = frozenset((int,))
+def _counts(usage: Usage) -> dict[str, int]:
+    """The codec's usage without the provider's own object: the books keep counts only."""
+    counts: dict[str, Any] = usage  # type: ignore[assignment]  (a new dict: the codec made it for this call)
+    del counts["raw"]
+    return counts
 
 
-def _counts(usage: dict[str, Any]) -> dict[str, int]:
-    """``usage`` when every count is an int (a bool's type is bool: not one), else with
-    the others as 0: an upstream's odd value must not break the books."""
-    if _INT.issuperset(map(type, usage.values())):
-        return usage
-    return {k: v if type(v) is int else 0 for k, v in usage.items()}
-
-
-def _anthropic(raw: dict[str, Any]) -> dict[str, int]:
-    get = raw.get
-    usage = _counts({"prompt_tokens": get("input_tokens", 0), "completion_tokens": get("output_tokens", 0),
-                     "cache_read_tokens": get("cache_read_input_tokens", 0),
-                     "cache_write_tokens": get("cache_creation_input_tokens", 0), "reasoning_tokens": 0})
-    usage["prompt_tokens"] += usage["cache_read_tokens"] + usage["cache_write_tokens"]  # ours include both
-    return usage
-
-
-def _responses(raw: dict[str, Any]) -> dict[str, int]:
-    get = raw.get
-    inp, out = get("input_tokens_details"), get("output_tokens_details")
-    return _counts({"prompt_tokens": get("input_tokens", 0), "completion_tokens": get("output_tokens", 0),
-                    "cache_read_tokens": inp.get("cached_tokens", 0) if type(inp) is dict else 0,
-                    "cache_write_tokens": 0,
-                    "reasoning_tokens": out.get("reasoning_tokens", 0) if type(out) is dict else 0})
-
-
-def _chat(raw: dict[str, Any]) -> dict[str, int]:
-    get = raw.get
-    inp, out = get("prompt_tokens_details"), get("completion_tokens_details")
-    return _counts({"prompt_tokens": get("prompt_tokens", 0), "completion_tokens": get("completion_tokens", 0),
-                    "cache_read_tokens": inp.get("cached_tokens", 0) if type(inp) is dict else 0,
-                    "cache_write_tokens": 0,
-                    "reasoning_tokens": out.get("reasoning_tokens", 0) if type(out) is dict else 0})
-
-
-_READERS = {"anthropic_messages": _anthropic, "responses": _responses, "chat_completions": _chat}
+# each protocol's own reader, as its codec decodes a usage object (every provider's
+# spellings of cache reads, writes and reasoning; odd values count as 0)
+_READERS: dict[str, Callable[[dict[str, Any]], Usage]] = {
+    "anthropic_messages": anthropic_messages.usage_from,
+    "responses": responses.usage_in,
+    "chat_completions": chat_completions.usage_from_wire,
+}
 
 
 def usage_of(door: ApiMode, raw: Any) -> dict[str, int] | None:
     """Our usage from a door's own usage object (None: it has none)."""
-    return _READERS[door](raw) if type(raw) is dict else None
+    return _counts(_READERS[door](raw)) if type(raw) is dict else None
 
 
 class Relayed:
@@ -115,8 +92,7 @@ def body_usage(door: ApiMode, body: bytes) -> dict[str, int] | None:
             data = orjson.loads(body)
         except orjson.JSONDecodeError:
             return None
-    raw = data.get("usage") if type(data) is dict else None
-    return _READERS[door](raw) if type(raw) is dict else None
+    return usage_of(door, data.get("usage")) if type(data) is dict else None
 
 
 class StreamUsage:
@@ -166,16 +142,16 @@ class StreamUsage:
         if door == "chat_completions":
             raw = event.get("usage")
             if type(raw) is dict:
-                self.usage = _chat(raw)
+                self.usage = usage_of("chat_completions", raw)
         elif door == "anthropic_messages":
             raw = event.get("usage")
             if event.get("type") == "message_start" and type(event.get("message")) is dict:
                 raw = event["message"].get("usage")
             if type(raw) is dict:
                 self._anthropic.update({k: v for k, v in raw.items() if v is not None})
-                self.usage = _anthropic(self._anthropic)
+                self.usage = usage_of("anthropic_messages", self._anthropic)
         else:
             response = event.get("response")
             raw = response.get("usage") if type(response) is dict else None
             if type(raw) is dict:
-                self.usage = _responses(raw)
+                self.usage = usage_of("responses", raw)

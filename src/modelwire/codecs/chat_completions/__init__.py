@@ -20,6 +20,7 @@ joined by ``index``), also tagged with the issuer.
 
 from __future__ import annotations
 
+from ._common import usage_from_wire
 from .encode import StreamEncoder, encode_response
 from .errors import decode_error
 from .request import decode_request, encode_request, openai_effort
@@ -36,6 +37,7 @@ __all__ = [
     "encode_request",
     "encode_response",
     "openai_effort",
+    "usage_from_wire",
 ]
 
 # the endpoint stops at the request's stop sequences itself

@@ -19,7 +19,7 @@ from __future__ import annotations
 from .encode import StreamEncoder, encode_response
 from .errors import decode_error
 from .request import decode_request, encode_request
-from .response import decode_response
+from .response import decode_response, usage_in
 from .stream import StreamDecoder
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "decode_response",
     "encode_request",
     "encode_response",
+    "usage_in",
 ]
 
 # the Responses API has no stop sequences: the Client applies them to the answer (modelwire.messages.stops)

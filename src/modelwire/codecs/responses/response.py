@@ -71,8 +71,10 @@ def usage_in(raw: JSONValue) -> Usage:
     raw = raw if isinstance(raw, dict) else {}
     inp = _int(raw.get("input_tokens"))
     out = _int(raw.get("output_tokens"))
-    in_details = raw.get("input_tokens_details") or {}
-    out_details = raw.get("output_tokens_details") or {}
+    in_details = raw.get("input_tokens_details")
+    in_details = in_details if isinstance(in_details, dict) else {}
+    out_details = raw.get("output_tokens_details")
+    out_details = out_details if isinstance(out_details, dict) else {}
     return {
         "prompt_tokens": inp,
         "completion_tokens": out,
