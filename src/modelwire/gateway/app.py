@@ -73,6 +73,12 @@ class Gateway:
         # one for all the gateway's clients: an agent's tools are converted once, whichever
         # model or client key serves its turns
         self.encode_cache = EncodeCache()
+        from .depth import tools_shallow
+        from .kept_tools import KeptTools
+
+        # an agent's tools list, parsed once: found again by its bytes in later bodies
+        max_schema = self.limits.max_schema_depth
+        self.kept_tools = KeptTools(lambda tools: tools_shallow(tools, max_schema))
         seal_env = self.seal_env = gw.seal_secret_env or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()

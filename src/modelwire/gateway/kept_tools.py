@@ -1,0 +1,145 @@
+"""An agent's tools list, parsed once: the door finds its bytes again in later bodies.
+
+A coding agent sends the same tools, byte for byte, on every turn: most of a 100-tool
+body. :class:`KeptTools` remembers such a list's bytes and its parsed value. When a later
+body holds exactly those bytes where the last body held them (counted from its start, or
+from its end, as the history grows in front of them), the bytes are swapped for a
+placeholder before ``orjson.loads`` and the kept value is put back after. The placeholder
+is a string with a random part made at start-up, so no client can send it; the swap
+counts only when the parsed body's top-level ``tools`` is that string, and then the
+original body is the same JSON with the kept list in that place (a JSON value swapped for
+another at a value's place).
+
+The kept value is handed to every later request: the gateway never mutates a decoded
+body's tools. Only lists found compact (as orjson writes them, which is how JavaScript's
+``JSON.stringify`` and Rust's serde write them too) are kept, and only lists at least
+:data:`MIN_BYTES` long; a list whose bytes are not found is not looked for again.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import orjson
+
+__all__ = ["MIN_BYTES", "KeptTools"]
+
+MIN_BYTES = 16 * 1024  # below this the parse is cheaper than the lookup
+_MAX_LISTS = 8  # lists kept (agents behind one gateway; one each, usually)
+_MAX_MISSED = 64  # lengths of lists whose bytes were not found, not looked for again
+_KEY = b'"tools"'
+
+
+_PLACES = 4  # places remembered per list, from the start and from the end each
+
+
+class _Kept:
+    __slots__ = ("heads", "raw", "tails", "value")
+
+    def __init__(self, raw: bytes, value: list[Any]) -> None:
+        self.raw = raw
+        self.value = value
+        self.heads: list[int] = []  # where the list started in the last bodies that held it
+        self.tails: list[int] = []  # how many bytes followed it there
+
+    def seen_at(self, at: int, tail: int) -> None:
+        if not self.heads or self.heads[0] != at:
+            self.heads = [at, *[h for h in self.heads if h != at][: _PLACES - 1]]
+        if not self.tails or self.tails[0] != tail:
+            self.tails = [tail, *[t for t in self.tails if t != tail][: _PLACES - 1]]
+
+    def places(self, size: int) -> list[int]:
+        n = len(self.raw)
+        return [*self.heads, *[size - tail - n for tail in self.tails]]
+
+
+class KeptTools:
+    """Tools lists kept by their bytes. ``shallow(tools)``: whether a list passes the
+    door's depth check (a list that does not is never kept)."""
+
+    def __init__(self, shallow: Any) -> None:
+        self._shallow = shallow
+        self._slot_text = "\x00modelwire-kept-tools-" + os.urandom(16).hex()
+        self._slot = orjson.dumps(self._slot_text)
+        self._kept: list[_Kept] = []  # most recent first
+        self._missed: dict[int, None] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def loads(self, body: bytes) -> tuple[Any, bool]:
+        """``body`` parsed (``orjson.loads``'s errors as they are) and whether its
+        ``tools`` is a kept list (then already checked for depth)."""
+        if len(body) < MIN_BYTES:
+            return orjson.loads(body), False
+        size = len(body)
+        for kept in list(self._kept):
+            n = len(kept.raw)
+            for at in kept.places(size):
+                if at < 0 or not body.startswith(kept.raw, at):
+                    continue
+                view = memoryview(body)
+                data = orjson.loads(b"".join((view[:at], self._slot, view[at + n:])))
+                if isinstance(data, dict) and data.get("tools") == self._slot_text:
+                    data["tools"] = kept.value
+                    with self._lock:
+                        kept.seen_at(at, size - at - n)
+                    self._first(kept)
+                    self.hits += 1
+                    return data, True
+                break  # the bytes were there, but not as the body's tools
+        data = orjson.loads(body)
+        if isinstance(data, dict):
+            self._learn(body, data.get("tools"))
+        return data, False
+
+    def _learn(self, body: bytes, tools: Any) -> None:
+        if not isinstance(tools, list) or not tools:
+            return
+        try:
+            raw = orjson.dumps(tools)
+        except orjson.JSONEncodeError:  # deeper than orjson writes: the depth check answers
+            return
+        n = len(raw)
+        if n < MIN_BYTES or n in self._missed:
+            return
+        at = _value_at(body, raw)
+        if at is None:
+            with self._lock:
+                self._missed[n] = None
+                if len(self._missed) > _MAX_MISSED:
+                    del self._missed[next(iter(self._missed))]
+            return
+        known = next((k for k in self._kept if k.raw == raw), None)
+        if known is None:
+            if not self._shallow(tools):
+                return
+            # a copy of its own: the request that brought it may do with its body what it likes
+            known = _Kept(raw, orjson.loads(raw))
+        with self._lock:
+            known.seen_at(at, len(body) - at - n)
+        self._first(known)
+
+    def _first(self, kept: _Kept) -> None:
+        with self._lock:
+            rest = [k for k in self._kept if k is not kept]
+            self._kept = [kept, *rest[: _MAX_LISTS - 1]]
+
+
+def _value_at(body: bytes, raw: bytes) -> int | None:
+    """Where ``raw`` starts as the value of a ``"tools"`` key in ``body``, or None."""
+    for at in (body.rfind(_KEY), body.find(_KEY)):
+        if at < 0:
+            continue
+        at += len(_KEY)
+        while body[at:at + 1] in (b" ", b"\t", b"\n", b"\r"):
+            at += 1
+        if body[at:at + 1] != b":":
+            continue
+        at += 1
+        while body[at:at + 1] in (b" ", b"\t", b"\n", b"\r"):
+            at += 1
+        if body.startswith(raw, at):
+            return at
+    return None
