@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from modelwire.config import load_config
 from modelwire.gateway.depth import tools_shallow
-from modelwire.gateway.kept_tools import MIN_BYTES, KeptTools
+from modelwire.gateway.kept_tools import MAX_KEPT_BYTES, MAX_LIST_BYTES, MIN_BYTES, KeptTools
 from modelwire.gateway.testing import RunningGateway
 
 from .canned import canned_upstream
@@ -117,6 +117,24 @@ def test_what_a_caller_does_with_a_first_bodys_tools_does_not_reach_the_kept_lis
     data["tools"][0]["function"]["name"] = "changed"
     data, hit = kept.loads(body)
     assert hit and data["tools"] == _tools()
+
+
+def test_what_is_kept_is_bounded_in_bytes_the_most_recent_first() -> None:
+    kept = _kept()
+    huge = _tools(count=2000)
+    assert len(orjson.dumps(huge)) > MAX_LIST_BYTES
+    body = orjson.dumps({"messages": _history(2), "tools": huge})
+    for _ in range(2):
+        data, hit = kept.loads(body)
+        assert not hit and data["tools"] == huge
+    # lists of ~600 KB: three fit in 2 MiB, the fourth drops the least recently used
+    lists = [_tools(count=1000, extra=f"-{j}") for j in range(4)]
+    bodies = [orjson.dumps({"messages": _history(2), "tools": t}) for t in lists]
+    assert 3 * len(orjson.dumps(lists[0])) <= MAX_KEPT_BYTES < 4 * len(orjson.dumps(lists[0])) <= MAX_LIST_BYTES * 4
+    for b in bodies:
+        kept.loads(b)
+    assert sum(len(k.raw) for k in kept._kept) <= MAX_KEPT_BYTES
+    assert [kept.loads(b)[1] for b in bodies[::-1]] == [True, True, True, False]
 
 
 _BASE = orjson.dumps({"model": "m", "messages": _history(4), "tools": _tools(), "stream": False})

@@ -13,7 +13,8 @@ another at a value's place).
 The kept value is handed to every later request: the gateway never mutates a decoded
 body's tools. Only lists found compact (as orjson writes them, which is how JavaScript's
 ``JSON.stringify`` and Rust's serde write them too) are kept, and only lists at least
-:data:`MIN_BYTES` long; a list whose bytes are not found is not looked for again.
+:data:`MIN_BYTES` long and at most :data:`MAX_LIST_BYTES`, :data:`MAX_KEPT_BYTES` in all
+(the most recently used first); a list whose bytes are not found is not looked for again.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from typing import Any
 
 import orjson
 
-__all__ = ["MIN_BYTES", "KeptTools"]
+__all__ = ["MAX_KEPT_BYTES", "MAX_LIST_BYTES", "MIN_BYTES", "KeptTools"]
 
 MIN_BYTES = 16 * 1024  # below this the parse is cheaper than the lookup
 _MAX_LISTS = 8  # lists kept (agents behind one gateway; one each, usually)
+MAX_LIST_BYTES = 1024 * 1024  # a longer list is parsed every time (Claude Code's: 62 KB)
+MAX_KEPT_BYTES = 2 * 1024 * 1024  # all lists' bytes together (their parsed copies: ~5x that)
 _MAX_MISSED = 64  # lengths of lists whose bytes were not found, not looked for again
 _KEY = b'"tools"'
 
@@ -102,7 +105,7 @@ class KeptTools:
         except orjson.JSONEncodeError:  # deeper than orjson writes: the depth check answers
             return
         n = len(raw)
-        if n < MIN_BYTES or n in self._missed:
+        if n < MIN_BYTES or n > MAX_LIST_BYTES or n in self._missed:
             return
         at = _value_at(body, raw)
         if at is None:
@@ -123,8 +126,13 @@ class KeptTools:
 
     def _first(self, kept: _Kept) -> None:
         with self._lock:
-            rest = [k for k in self._kept if k is not kept]
-            self._kept = [kept, *rest[: _MAX_LISTS - 1]]
+            kept_now = [kept]
+            total = len(kept.raw)
+            for other in self._kept:
+                if other is not kept and len(kept_now) < _MAX_LISTS and total + len(other.raw) <= MAX_KEPT_BYTES:
+                    kept_now.append(other)
+                    total += len(other.raw)
+            self._kept = kept_now
 
 
 def _value_at(body: bytes, raw: bytes) -> int | None:
