@@ -41,28 +41,36 @@ def _kept() -> KeptTools:
     return KeptTools(lambda tools: tools_shallow(tools, 64))
 
 
+def _keep(kept: KeptTools, body: bytes) -> None:
+    """An agent's first three turns with ``body``'s tools: seen, passed over, kept."""
+    for _ in range(3):
+        data, hit = kept.loads(body)
+        assert not hit and data == orjson.loads(body)
+
+
 def test_the_same_tools_are_parsed_once_as_history_grows_behind_or_before_them() -> None:
     kept = _kept()
     tools = _tools()
     assert len(orjson.dumps(tools)) >= MIN_BYTES
+    _keep(kept, orjson.dumps({"model": "m", "messages": _history(1), "tools": tools, "max_tokens": 9}))
     for turn in range(1, 6):
         # Claude Code's order: the history before the tools; then a client that puts them first
-        for body in ({"model": "m", "messages": _history(turn * 2), "tools": tools, "max_tokens": 9},
-                     {"tools": tools, "model": "m", "messages": _history(turn * 2)}):
+        for first, body in ((True, {"model": "m", "messages": _history(turn * 2), "tools": tools, "max_tokens": 9}),
+                            (False, {"tools": tools, "model": "m", "messages": _history(turn * 2)})):
             raw = orjson.dumps(body)
             data, hit = kept.loads(raw)
             assert data == orjson.loads(raw)
-            assert hit == (turn > 1)
-    assert kept.hits == 8
+            assert hit == (first or turn > 1)  # the second layout is learned on its first body
+    assert kept.hits == 9
 
 
 def test_a_changed_tool_is_parsed_again_and_then_kept() -> None:
     kept = _kept()
     first = orjson.dumps({"messages": _history(2), "tools": _tools()})
-    kept.loads(first)
+    _keep(kept, first)
+    assert kept.loads(first)[1]
     changed = orjson.dumps({"messages": _history(2), "tools": _tools(extra="x")})
-    data, hit = kept.loads(changed)
-    assert not hit and data["tools"] == _tools(extra="x")
+    _keep(kept, changed)
     data, hit = kept.loads(changed)
     assert hit and data["tools"] == _tools(extra="x")
     # one byte of the same length changed inside a description
@@ -71,10 +79,30 @@ def test_a_changed_tool_is_parsed_again_and_then_kept() -> None:
     assert not hit and data == orjson.loads(same_length)
 
 
+def test_tools_that_change_every_turn_are_never_kept_and_looked_at_less_and_less(monkeypatch) -> None:
+    from modelwire.gateway import kept_tools
+
+    looked: list[int] = []
+    find = kept_tools._compact_value_at
+    monkeypatch.setattr(kept_tools, "_compact_value_at", lambda body: looked.append(1) or find(body))
+    kept = _kept()
+    for turn in range(100):
+        body = orjson.dumps({"messages": _history(2), "tools": _tools(count=30, extra=f"-{turn}")})
+        data, hit = kept.loads(body)
+        assert not hit and data == orjson.loads(body)
+    assert kept._kept == [] and kept.hits == 0
+    # bodies 1, 3, 6, 11, 20, 37, 54, 71 and 88: 1, 2, 4, 8 then 16 passed over each time
+    assert len(looked) == 9
+    # then a list that comes again is still kept, within two of the longest pauses
+    stable = orjson.dumps({"messages": _history(2), "tools": _tools()})
+    hits = [kept.loads(stable)[1] for _ in range(40)]
+    assert hits[-1] and hits.index(True) <= 2 * 16 + 3
+
+
 def test_the_kept_bytes_elsewhere_in_the_body_are_not_taken_for_its_tools() -> None:
     kept = _kept()
     tools = _tools()
-    kept.loads(orjson.dumps({"messages": _history(2), "tools": tools}))
+    _keep(kept, orjson.dumps({"messages": _history(2), "tools": tools}))
     # the same bytes at the same distance from the end, but as metadata: the body's tools are others
     other = [{"type": "function", "function": {"name": "other", "parameters": {"type": "object"}}}]
     body = orjson.dumps({"messages": _history(2), "tools": other, "metadata": tools})
@@ -88,7 +116,7 @@ def test_the_kept_bytes_elsewhere_in_the_body_are_not_taken_for_its_tools() -> N
 def test_a_body_that_is_not_json_is_refused_as_before() -> None:
     kept = _kept()
     good = orjson.dumps({"messages": _history(2), "tools": _tools()})
-    kept.loads(good)
+    _keep(kept, good)
     for bad in (good[:-1], good + b"x", good.replace(b'"messages"', b'"messages', 1), good[:-1] + b",}"):
         with pytest.raises(orjson.JSONDecodeError):
             kept.loads(bad)
@@ -113,7 +141,9 @@ def test_a_tools_list_too_deep_for_the_schema_limit_is_never_kept() -> None:
 def test_what_a_caller_does_with_a_first_bodys_tools_does_not_reach_the_kept_list() -> None:
     kept = _kept()
     body = orjson.dumps({"messages": _history(2), "tools": _tools()})
-    data, _ = kept.loads(body)
+    kept.loads(body)
+    kept.loads(body)
+    data, _ = kept.loads(body)  # the third: kept
     data["tools"][0]["function"]["name"] = "changed"
     data, hit = kept.loads(body)
     assert hit and data["tools"] == _tools()
@@ -132,7 +162,7 @@ def test_what_is_kept_is_bounded_in_bytes_the_most_recent_first() -> None:
     bodies = [orjson.dumps({"messages": _history(2), "tools": t}) for t in lists]
     assert 3 * len(orjson.dumps(lists[0])) <= MAX_KEPT_BYTES < 4 * len(orjson.dumps(lists[0])) <= MAX_LIST_BYTES * 4
     for b in bodies:
-        kept.loads(b)
+        _keep(kept, b)
     assert sum(len(k.raw) for k in kept._kept) <= MAX_KEPT_BYTES
     assert [kept.loads(b)[1] for b in bodies[::-1]] == [True, True, True, False]
 
@@ -144,7 +174,8 @@ _BASE = orjson.dumps({"model": "m", "messages": _history(4), "tools": _tools(), 
 @given(st.lists(st.tuples(st.integers(0, len(_BASE)), st.integers(0, 40), st.binary(max_size=12)), max_size=3))
 def test_any_edit_of_a_kept_body_parses_as_orjson_parses_it(edits: list[tuple[int, int, bytes]]) -> None:
     kept = _kept()
-    kept.loads(_BASE)
+    _keep(kept, _BASE)
+    assert kept.loads(_BASE)[1]
     body = _BASE
     for at, cut, insert in edits:
         at = min(at, len(body))
@@ -228,12 +259,13 @@ def test_every_door_sends_the_same_tools_upstream_each_turn_and_keeps_its_list_i
         for model in ("chat", "claude"):
             seen.clear()
             hits = kept.hits
-            for turn in range(3):
+            for turn in range(4):
                 call(turn, model)
-            # each door's list is kept from its second turn on, whichever model it goes to
-            assert kept.hits - hits == (2 if model == "chat" else 3), (door, model)
+            # each door's list is kept on its third turn and used from its fourth, whichever
+            # model it goes to
+            assert kept.hits - hits == (1 if model == "chat" else 4), (door, model)
             upstream_tools = [s["tools"] for s in seen]
-            assert len(upstream_tools) == 3 and upstream_tools[0] == upstream_tools[1] == upstream_tools[2]
+            assert len(upstream_tools) == 4 and all(t == upstream_tools[0] for t in upstream_tools)
             assert [t.get("name") or t["function"]["name"] for t in upstream_tools[0]] == \
                 [f"tool_{i}" for i in range(40)]
     for entry in kept._kept:

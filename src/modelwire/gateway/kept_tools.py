@@ -11,7 +11,9 @@ original body is the same JSON with the kept list in that place (a JSON value sw
 another at a value's place).
 
 The kept value is handed to every later request: the gateway never mutates a decoded
-body's tools. Only lists found compact (as orjson writes them, which is how JavaScript's
+body's tools. A list is kept from the second time it is looked at: after a list seen for
+the first time, the next bodies are passed over, twice as many after each new list in a
+row (up to 16), so tools that change every turn cost little. Only lists found compact (as orjson writes them, which is how JavaScript's
 ``JSON.stringify`` and Rust's serde write them too) are kept, and only lists at least
 :data:`MIN_BYTES` long and at most :data:`MAX_LIST_BYTES`, :data:`MAX_KEPT_BYTES` in all
 (the most recently used first); a list whose bytes are not found is not looked for again.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
+import zlib
 from typing import Any
 
 import orjson
@@ -32,6 +35,8 @@ _MAX_LISTS = 8  # lists kept (agents behind one gateway; one each, usually)
 MAX_LIST_BYTES = 1024 * 1024  # a longer list is parsed every time (Claude Code's: 62 KB)
 MAX_KEPT_BYTES = 2 * 1024 * 1024  # all lists' bytes together (their parsed copies: ~5x that)
 _MAX_MISSED = 64  # lengths of lists whose bytes were not found, not looked for again
+_MAX_SEEN = 64  # lists seen once
+_MAX_BACKOFF = 16  # bodies passed over after lists seen once in a row (tools that change every turn)
 _KEY = b'"tools"'
 
 
@@ -68,8 +73,11 @@ class KeptTools:
         self._slot = orjson.dumps(self._slot_text)
         self._kept: list[_Kept] = []  # most recent first
         self._missed: dict[int, None] = {}
+        self._seen: dict[tuple[int, int], None] = {}  # lists seen once, by length and CRC-32
         self._lock = threading.Lock()
         self.hits = 0
+        self._skip = 0  # bodies not to learn from: lists that are new every time cost little
+        self._backoff = 0
 
     def loads(self, body: bytes) -> tuple[Any, bool]:
         """``body`` parsed (``orjson.loads``'s errors as they are) and whether its
@@ -94,11 +102,17 @@ class KeptTools:
                 break  # the bytes were there, but not as the body's tools
         data = orjson.loads(body)
         if isinstance(data, dict):
-            self._learn(body, data.get("tools"))
+            if self._skip:
+                self._skip -= 1
+            else:
+                self._learn(body, data.get("tools"))
         return data, False
 
     def _learn(self, body: bytes, tools: Any) -> None:
         if not isinstance(tools, list) or not tools:
+            return
+        at = _compact_value_at(body)
+        if at is None:  # no compact top-level-looking tools value: nothing to find again
             return
         try:
             raw = orjson.dumps(tools)
@@ -107,8 +121,7 @@ class KeptTools:
         n = len(raw)
         if n < MIN_BYTES or n > MAX_LIST_BYTES or n in self._missed:
             return
-        at = _value_at(body, raw)
-        if at is None:
+        if not body.startswith(raw, at):
             with self._lock:
                 self._missed[n] = None
                 if len(self._missed) > _MAX_MISSED:
@@ -116,7 +129,18 @@ class KeptTools:
             return
         known = next((k for k in self._kept if k.raw == raw), None)
         if known is None:
-            if not self._shallow(tools):
+            # kept from the second time it is seen: a list that changes every turn costs
+            # a dump and a CRC per request, not a copy
+            mark = (n, zlib.crc32(raw))
+            with self._lock:
+                first = mark not in self._seen
+                self._seen[mark] = None
+                if len(self._seen) > _MAX_SEEN:
+                    del self._seen[next(iter(self._seen))]
+                # a new list after a new list: look less often, until one comes again
+                self._backoff = min(max(1, 2 * self._backoff), _MAX_BACKOFF) if first else 0
+                self._skip = self._backoff
+            if first or not self._shallow(tools):
                 return
             # a copy of its own: the request that brought it may do with its body what it likes
             known = _Kept(raw, orjson.loads(raw))
@@ -135,19 +159,14 @@ class KeptTools:
             self._kept = kept_now
 
 
-def _value_at(body: bytes, raw: bytes) -> int | None:
-    """Where ``raw`` starts as the value of a ``"tools"`` key in ``body``, or None."""
+def _compact_value_at(body: bytes) -> int | None:
+    """Where the value of a ``"tools"`` key written compact (``"tools":[``) starts in
+    ``body``: its last such key, else its first; None when neither is, or when the body's
+    first key is followed by a space (Python's ``json.dumps``: not looked for at all)."""
+    first = body.find(b'":', 0, 256)
+    if first < 0 or body.startswith(b" ", first + 2):
+        return None
     for at in (body.rfind(_KEY), body.find(_KEY)):
-        if at < 0:
-            continue
-        at += len(_KEY)
-        while body[at:at + 1] in (b" ", b"\t", b"\n", b"\r"):
-            at += 1
-        if body[at:at + 1] != b":":
-            continue
-        at += 1
-        while body[at:at + 1] in (b" ", b"\t", b"\n", b"\r"):
-            at += 1
-        if body.startswith(raw, at):
-            return at
+        if at >= 0 and body.startswith(b":[", at + len(_KEY)):
+            return at + len(_KEY) + 1
     return None
