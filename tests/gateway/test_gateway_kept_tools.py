@@ -90,7 +90,7 @@ def test_tools_that_change_every_turn_are_never_kept_and_looked_at_less_and_less
         body = orjson.dumps({"messages": _history(2), "tools": _tools(count=30, extra=f"-{turn}")})
         data, hit = kept.loads(body)
         assert not hit and data == orjson.loads(body)
-    assert kept._kept == [] and kept.hits == 0
+    assert kept.lists == 0 and kept.hits == 0
     # bodies 1, 3, 6, 11, 20, 37, 54, 71 and 88: 1, 2, 4, 8 then 16 passed over each time
     assert len(looked) == 9
     # then a list that comes again is still kept, within two of the longest pauses
@@ -129,6 +129,33 @@ def test_tools_a_client_writes_with_spaces_are_not_kept_and_not_looked_for_again
         data, hit = kept.loads(body)
         assert not hit and data == orjson.loads(body)
     assert kept.hits == 0
+
+
+def test_tools_whose_bytes_differ_from_a_compact_dump_are_not_kept_and_dumped_less_and_less(monkeypatch) -> None:
+    from modelwire.gateway import kept_tools
+
+    dumped: list[int] = []
+
+    class Counting:  # orjson as kept_tools sees it, its dumps counted
+        JSONEncodeError = orjson.JSONEncodeError
+
+        @staticmethod
+        def dumps(value: Any) -> bytes:
+            dumped.append(1)
+            return orjson.dumps(value)
+
+        loads = staticmethod(orjson.loads)
+
+    monkeypatch.setattr(kept_tools, "orjson", Counting)
+    kept = _kept()
+    # compact, but with non-ASCII escaped (json.dumps' ensure_ascii): orjson writes it raw
+    tools = _tools(extra="-café")
+    body = json.dumps({"messages": _history(2), "tools": tools}, separators=(",", ":")).encode()
+    assert b"\\u00e9" in body
+    for _ in range(40):
+        data, hit = kept.loads(body)
+        assert not hit and data == orjson.loads(body)
+    assert len(dumped) == 1 + 6 and kept.lists == 0  # its placeholder, then bodies 1, 3, 6, 11, 20, 37
 
 
 def test_a_tools_list_too_deep_for_the_schema_limit_is_never_kept() -> None:
