@@ -92,8 +92,8 @@ def test_tool_conversation_with_interleaved_thinking_and_an_image(gateway, emu, 
     sent = _log(emu, since)
     assert [r["status"] for r in sent] == [200, 200, 200]  # the emulator checks every rule
     # its tools come compact where the door finds them again: kept by the third request
-    # (gateway/kept_tools.py), so later turns are parsed without them
-    assert gw.gateway.kept_tools.lists >= 1
+    # (gateway/kept_body.py), so later turns are parsed without them
+    assert gw.gateway.kept_body.lists >= 1
     last = sent[-1]["body"]
     assert "image" in json.dumps(last)  # the picture reached the upstream
     if upstream == "emulator-anthropic":

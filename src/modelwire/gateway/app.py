@@ -73,12 +73,10 @@ class Gateway:
         # one for all the gateway's clients: an agent's tools are converted once, whichever
         # model or client key serves its turns
         self.encode_cache = EncodeCache()
-        from .depth import tools_shallow
-        from .kept_tools import KeptTools
+        from .kept_body import KeptBody
 
-        # an agent's tools list, parsed once: found again by its bytes in later bodies
-        max_schema = self.limits.max_schema_depth
-        self.kept_tools = KeptTools(lambda tools: tools_shallow(tools, max_schema))
+        # an agent's tools and history, parsed once: found again by their bytes in later bodies
+        self.kept_body = KeptBody()
         seal_env = self.seal_env = gw.seal_secret_env or "MODELWIRE_SEAL_SECRET"
         secret = env.get(seal_env)
         self.sealer = Sealer(secret) if secret else Sealer()

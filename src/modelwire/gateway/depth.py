@@ -78,8 +78,7 @@ def tools_shallow(tools: list[Any], max_schema: int) -> bool:
     return exceeds(tools, max_schema + _SCHEMA_LEVEL - 3) is False
 
 
-def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: int,
-                tools_checked: bool = False) -> None:
+def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: int) -> None:
     """Raise a 400 when the body nests more than ``max_body`` levels, or a tool's schema
     more than ``max_schema`` (``gateway.max_json_depth``, ``gateway.max_schema_depth``).
     ``data`` is ``body`` as ``orjson.loads`` read it.
@@ -87,13 +86,12 @@ def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: in
     A small body with no more brackets than a limit cannot nest deeper: it passes on the
     count. Otherwise orjson tells, in C (:mod:`.depth_orjson`); where it cannot, walks do.
     An agent's tools are most of its body: when the tools list as a whole is shallow
-    enough, no schema in it can be too deep, and the body's check leaves it out.
-    ``tools_checked``: ``data``'s tools are a list :func:`tools_shallow` passed before."""
+    enough, no schema in it can be too deep, and the body's check leaves it out."""
     brackets = _brackets(body) if len(body) <= _COUNTED else len(body)
     if brackets <= min(max_body, max_schema):
         return
     tools = data.get("tools")
-    shallow = tools_checked or (isinstance(tools, list) and tools_shallow(tools, max_schema))
+    shallow = isinstance(tools, list) and tools_shallow(tools, max_schema)
     if not shallow:
         _check_schemas(_schemas(data), max_schema)
     if brackets <= max_body:

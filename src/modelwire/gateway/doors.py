@@ -43,6 +43,7 @@ class Door:
     # the SSE event name of an error after bytes went out (None: a bare ``data:`` line)
     error_event: str | None = "error"
     seals: bool = True  # foreign reasoning is sealed for this door's clients
+    history: str = "messages"  # the body's field that holds the conversation
 
     def error_frame(self, err: HttpError, request_id: str) -> bytes:
         """An error as the last SSE frame of a relayed stream, in the door's shape."""
@@ -72,7 +73,7 @@ DOORS: dict[ApiMode, Door] = {
         passthrough_headers=("anthropic-version", "anthropic-beta")),
     "responses": Door(
         "responses", CODECS["responses"], "openai", frozenset({"reasoning"}), "resp_",
-        stateful_fields=("previous_response_id", "conversation")),
+        stateful_fields=("previous_response_id", "conversation"), history="input"),
 }
 
 

@@ -118,14 +118,16 @@ class _Handlers:
     # ----------------------------------------------------------- common
     async def _decode(self, request: ServedRequest, ctx: Ctx, door: Door) -> Request:
         body = ctx.raw = await read_body(request, self.gw.max_body)
+        limits = self.gw.limits
+
+        def check(raw: bytes, data: Any) -> None:
+            if not isinstance(data, dict):
+                raise GatewayError(400, "request body must be a JSON object", "invalid_json")
+            check_depth(raw, data, limits.max_json_depth, limits.max_schema_depth)
         try:
-            data, kept = self.gw.kept_tools.loads(body)
+            data = self.gw.kept_body.loads(body, door.history, check)
         except orjson.JSONDecodeError as exc:
             raise GatewayError(400, f"request body is not valid JSON: {exc}", "invalid_json") from exc
-        if not isinstance(data, dict):
-            raise GatewayError(400, "request body must be a JSON object", "invalid_json")
-        limits = self.gw.limits
-        check_depth(body, data, limits.max_json_depth, limits.max_schema_depth, kept)
         ctx.raw_model = data.get("model")
         # state kept by the vendor's servers: the conversation would be lost, not continued
         for field in door.stateful_fields:
