@@ -9,12 +9,14 @@ import copy
 import dataclasses
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from modelwire.codecs import Target, anthropic_messages
 from modelwire.codecs.cache import EncodeCache
 from modelwire.errors import MessageError
+from modelwire.kept_json import KeptDict
 from modelwire.providers import get_profile
 
 ANTHROPIC = get_profile("anthropic")
@@ -117,6 +119,23 @@ def test_every_turn_of_a_conversation_is_the_same_bytes_cold_warm_and_uncached(h
         assert _outcome(turn, profile, model, EncodeCache()) == uncached  # cold
         assert _outcome(turn, profile, model, warm) == uncached  # warm from the earlier turns
         assert _outcome(turn, profile, model, warm) == uncached  # the same turn again
+
+
+@settings(max_examples=150, deadline=None)
+@given(history=histories(), profile=st.sampled_from(PROFILES), model=st.sampled_from(MODELS),
+       ends=st.lists(st.integers(1, 18), min_size=1, max_size=4))
+def test_a_history_the_gateway_kept_is_the_same_bytes_and_is_never_changed(history, profile, model, ends):
+    cache = EncodeCache()
+    for n in [*sorted(ends), len(history)]:
+        plain = copy.deepcopy(history[:n])
+        # as the door hands a kept history on: its messages read-only, all but the last two
+        kept = [KeptDict(copy.deepcopy(m), orjson.dumps(m)) if i < len(plain) - 2 else copy.deepcopy(m)
+                for i, m in enumerate(plain)]
+        uncached = _outcome(plain, profile, model, None)
+        assert _outcome(kept, profile, model, cache) == uncached
+        assert _outcome(kept, profile, model, cache) == uncached  # the same turn again
+        assert _outcome(kept, profile, model, None) == uncached
+        assert all(m == orjson.loads(m.json) for m in kept if type(m) is KeptDict)
 
 
 def _changes(msg: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,8 +31,10 @@ their own.
 * Bounded: at most ``max_entries`` entries and ``max_bytes`` of keys and results (a
   200-message conversation with 24 tools holds about 310 KiB, ~120 KiB of it the tool
   list kept whole); the least recently used go first.
-* A :class:`KnownJSON` list brings its JSON with it (the gateway's kept tools list, whose
-  bytes it found in the body): its key is those bytes, with no dump.
+* A kept value (:mod:`modelwire.kept_json`: the gateway's kept tools list and history
+  messages, whose bytes it found in the body) brings its JSON with it: its key is those
+  bytes, with no dump, and a list of messages that begins with kept ones is the join of
+  their JSON and the dumps of the rest.
 * Not told apart: NaN and infinities, which orjson writes as ``null``, and tuples, which
   it writes as arrays; a cached conversion reads them as ``null`` and lists.
 """
@@ -48,7 +50,9 @@ from typing import Any
 
 import orjson
 
-__all__ = ["Converted", "EncodeCache", "Fragment", "KnownJSON", "compact", "json_key"]
+from ..kept_json import KeptDict, kept_json
+
+__all__ = ["Converted", "EncodeCache", "Fragment", "compact", "json_key"]
 
 # serialize only what round-trips through JSON unchanged; anything else raises, uncached
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -74,27 +78,27 @@ def compact(raw: bytes) -> bytes:
     return memoryview(raw).tobytes()
 
 
-class KnownJSON(list[Any]):
-    """A list that carries its own JSON: ``json`` is exactly ``orjson.dumps`` of it. Its
-    holder never changes it (the gateway's kept tools list, handed to every request whose
-    body holds those bytes), so :func:`json_key` takes the bytes as they are."""
-
-    __slots__ = ("json",)
-
-    def __init__(self, items: list[Any], json: bytes) -> None:
-        super().__init__(items)
-        self.json = json
-
-
 def json_key(content: Any) -> bytes | None:
     """``content``'s JSON bytes (keys in their order): the cache key for it, or None when
     it is not plain JSON data (a dataclass, a subclass, a date) and must not be cached."""
-    if type(content) is KnownJSON:
-        return content.json
+    known = kept_json(content)
+    if known is not None:
+        return known
+    if type(content) is list and content and type(content[0]) is KeptDict:
+        return _joined(content)  # a kept history's messages, and the turn's new ones
     try:
         return orjson.dumps(content, default=_refuse, option=_STRICT)
     except TypeError:
         return None
+
+
+def _joined(items: list[Any]) -> bytes | None:
+    try:
+        parts = [item.json if type(item) is KeptDict else orjson.dumps(item, default=_refuse, option=_STRICT)
+                 for item in items]
+    except TypeError:
+        return None
+    return b"[" + b",".join(parts) + b"]"
 
 
 @dataclass(frozen=True, slots=True)

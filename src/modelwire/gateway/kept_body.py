@@ -25,8 +25,10 @@ parsed, as before. The body's checks (``check``) run on what was parsed: the kep
 passed them in the same places when they were learned.
 
 Kept values are handed to every later request (the history as a new list of the kept
-items): the gateway never mutates a decoded body's tools or messages (its codecs copy
-before they change anything). Values are learned only from bodies that passed the
+items), as :mod:`modelwire.kept_json` values: read-only, with their own JSON, which the
+encode cache takes as their key, and which prepare keeps instead of a copy. The gateway
+never mutates a decoded body's tools or messages (its codecs copy before they change
+anything). Values are learned only from bodies that passed the
 checks, only when found compact (as orjson writes them, which is how JavaScript's
 ``JSON.stringify`` and Rust's serde write them too) and within byte bounds, the most
 recently used first. A tools list is kept the second time it is looked at; a history
@@ -47,7 +49,7 @@ from typing import Any
 
 import orjson
 
-from ..codecs.cache import KnownJSON
+from ..kept_json import KeptDict, KeptList
 
 __all__ = ["MAX_FRONT_BYTES", "MAX_HISTORY_BYTES", "MAX_KEPT_BYTES", "MAX_LIST_BYTES", "MIN_BYTES", "KeptBody"]
 
@@ -252,15 +254,15 @@ class KeptBody:
         if not more:
             return
         try:
-            raw = orjson.dumps(more)
+            raws = [orjson.dumps(item) for item in more]
         except orjson.JSONEncodeError:
             return
-        tail = b"," + raw[1:-1]
+        tail = b"," + b",".join(raws)
         at = start + len(piece.raw)
         if len(piece.raw) + len(tail) > MAX_FRONT_BYTES or not body.startswith(tail, at) \
                 or not body.startswith(b",", at + len(tail)):
             return
-        grown = _Piece(piece.raw + tail, [*piece.value, *orjson.loads(raw)])
+        grown = _Piece(piece.raw + tail, [*piece.value, *_kept_items(raws)])
         grown.heads, grown.found = list(piece.heads), True
         self._fronts.first(grown, replaces=piece)
 
@@ -295,7 +297,7 @@ class KeptBody:
             if first:
                 return
             # a copy of its own: the request that brought it may do with its body what it likes
-            known = _Piece(raw, KnownJSON(orjson.loads(raw), raw))
+            known = _Piece(raw, KeptList(orjson.loads(raw), raw))
         known.seen_at(at, len(body) - at - n)
         shelf.first(known)
 
@@ -313,10 +315,10 @@ class KeptBody:
         if not shelf.saw(zlib.crc32(memoryview(body)[places[0]: places[0] + _MARK])):
             return
         try:
-            raw = orjson.dumps(items[:-FRESH])
+            raws = [orjson.dumps(item) for item in items[:-FRESH]]
         except orjson.JSONEncodeError:
             return
-        front = raw[:-1]
+        front = b"[" + b",".join(raws)
         if len(front) < MIN_FRONT_BYTES or len(front) > MAX_FRONT_BYTES:
             return
         at = next((at for at in places if body.startswith(front, at) and body.startswith(b",", at + len(front))),
@@ -329,9 +331,19 @@ class KeptBody:
             # the last front learned and never found again was a look in vain too
             last = shelf.pieces[0] if shelf.pieces else None
             shelf.pause(last is not None and not last.found)
-            piece = _Piece(front, orjson.loads(raw))
+            piece = _Piece(front, _kept_items(raws))
         piece.seen_at(at, None)
         shelf.first(piece)
+
+
+def _kept_items(raws: list[bytes]) -> list[Any]:
+    """The items of a front, parsed from their JSON: each object a :class:`KeptDict` (the
+    cache's own, never changed), anything else as parsed."""
+    out = []
+    for raw in raws:
+        item = orjson.loads(raw)
+        out.append(KeptDict(item, raw) if type(item) is dict else item)
+    return out
 
 
 def _find(pieces: list[_Piece], body: bytes, fits: Callable[[_Piece, int], bool],

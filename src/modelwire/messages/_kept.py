@@ -12,6 +12,10 @@ next call finds the longest run of leading messages equal (``==``) to the kept c
 makes their output again from its *own* messages by those notes (a copy of each, as the
 walk makes it: nothing the cache holds is handed out), and walks the rest.
 
+A kept message (:class:`~modelwire.kept_json.KeptDict`, from the gateway's door) is its
+own copy and its own output where it is copied: nothing changes it, and the next call
+compares the same object.
+
 ``==`` is exact for JSON data (a tuple, a NaN, a UUID or an Enum never equals its JSON
 copy, so such a message and the ones after it are prepared anew). A value of a ``str`` or
 ``int`` subclass equal to the kept one counts as that value.
@@ -30,6 +34,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
+from ..kept_json import KeptDict, kept_json
 from ._prepare import Op, Trace, Turn, assistant, stub, walk
 
 __all__ = ["MIN_MESSAGES", "PrepareCache", "prepare_kept"]
@@ -93,12 +98,19 @@ def _matched(copies: list[Any], messages: list[Any]) -> int:
 def _again(messages: list[Any], upto: int, kept: _Kept, out: list[dict[str, Any]], repair: bool) -> None:
     """The output of ``messages[:upto]``, made from them by ``kept``'s notes."""
     if upto <= kept.regular:  # one output per message: copies, then the few that differ
-        out += map(dict, messages[:upto])
+        head = messages[:upto]
+        if head and type(head[0]) is KeptDict:  # a kept history: its messages need no copy
+            out += [m if type(m) is KeptDict else dict(m) for m in head]
+        else:
+            out += map(dict, head)
         calls_at, plain_at, again_at = kept.fixes
         for i in calls_at[: bisect_left(calls_at, upto)]:
-            out[i]["tool_calls"] = list(messages[i]["tool_calls"])
+            if out[i] is not messages[i]:  # a kept message's calls are never changed either
+                out[i]["tool_calls"] = list(messages[i]["tool_calls"])
         for i in plain_at[: bisect_left(plain_at, upto)]:
-            del out[i]["tool_calls"]
+            msg = out[i] if out[i] is not messages[i] else dict(messages[i])
+            del msg["tool_calls"]
+            out[i] = msg
         for i in again_at[: bisect_left(again_at, upto)]:
             out[i] = assistant(messages[i], i, repair)[0]
         return
@@ -107,15 +119,19 @@ def _again(messages: list[Any], upto: int, kept: _Kept, out: list[dict[str, Any]
     for i in range(upto):
         op = ops[i]
         if op == Op.COPY:
-            append(dict(messages[i]))
+            m = messages[i]
+            append(m if type(m) is KeptDict else dict(m))
             continue
         if op & Op.STUBS:
             out.extend(stub(cid) for cid in stubs[i])
             op &= ~Op.STUBS
         m = messages[i]
         if op == Op.COPY:
-            append(dict(m))
+            append(m if type(m) is KeptDict else dict(m))
         elif op == Op.CALLS:
+            if type(m) is KeptDict:
+                append(m)
+                continue
             msg = dict(m)
             msg["tool_calls"] = list(m["tool_calls"])
             append(msg)
@@ -148,7 +164,7 @@ def _family_key(messages: list[Any]) -> bytes | None:
     if start == len(messages):
         return None
     try:
-        return orjson.dumps(messages[start])
+        return kept_json(messages[start]) or orjson.dumps(messages[start])
     except TypeError:
         return None
 
@@ -200,10 +216,13 @@ def _keep(cache: PrepareCache, key: Hashable, head: bytes, family: tuple[_Kept, 
     ends = list(best.ends[:k]) if best is not None else []
     at = ends[-1] if ends else 0
     try:
-        if len(messages) - k <= _ONE_BY_ONE:
+        if len(messages) - k <= _ONE_BY_ONE or type(messages[k]) is KeptDict:
             for m in messages[k:]:
-                raw = orjson.dumps(m)
-                copies.append(orjson.loads(raw))
+                raw = kept_json(m)
+                if raw is None:
+                    raw = orjson.dumps(m)
+                    m = orjson.loads(raw)
+                copies.append(m)  # a kept message is its own copy: nobody changes it
                 at += len(raw) + _OVERHEAD
                 ends.append(at)
         else:  # a first call: one dumps, its bytes shared out evenly among the messages

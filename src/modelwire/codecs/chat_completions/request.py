@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import MessageError, ProtocolError, UnsupportedContentError
+from ...kept_json import KeptDict
 from ...types import Effort, Request
 from ...wire import EncodedRequest, ProviderProfile, Target, auth_headers
 from ..cache import Converted, EncodeCache
@@ -308,7 +309,8 @@ def _decode_messages(messages: list[Any], issuer: str, owned: bool = False) -> l
         if role == "assistant" and ("reasoning_details" in msg or "reasoning_content" in msg
                                     or "reasoning" in msg):
             msg = _tag_reasoning(msg, issuer)  # a new dict when it tags anything
-        out.append(msg if owned else dict(msg))
+        # a kept message (the gateway's, read-only) is shared as it is
+        out.append(msg if owned or type(msg) is KeptDict else dict(msg))
     return out
 
 
