@@ -170,12 +170,13 @@ def test_tools_whose_bytes_differ_from_a_compact_dump_are_not_kept_and_dumped_le
 
     dumped: list[int] = []
 
-    class Counting:  # orjson as kept_body sees it, its dumps counted
+    class Counting:  # orjson as kept_body sees it, the dumps of each list counted once
         JSONEncodeError = orjson.JSONEncodeError
 
         @staticmethod
         def dumps(value: Any) -> bytes:
-            dumped.append(1)
+            if isinstance(value, dict) and value.get("function", {}).get("name") == "tool_0-café":
+                dumped.append(1)
             return orjson.dumps(value)
 
         loads = staticmethod(orjson.loads)
@@ -189,7 +190,7 @@ def test_tools_whose_bytes_differ_from_a_compact_dump_are_not_kept_and_dumped_le
     for _ in range(40):
         data, hit, _ = kept(body)
         assert not hit and data == orjson.loads(body)
-    assert len(dumped) == 2 + 6 and kept.kept.lists == 0  # its two placeholders, then bodies 1, 3, 6, 11, 20, 37
+    assert len(dumped) == 6 and kept.kept.lists == 0  # bodies 1, 3, 6, 11, 20 and 37
 
 
 def test_a_tools_list_too_deep_for_the_schema_limit_is_refused_every_time_and_never_kept() -> None:
@@ -223,6 +224,8 @@ def test_what_is_kept_is_bounded_in_bytes_the_most_recent_first() -> None:
     for _ in range(2):
         data, hit, _ = kept(body)
         assert not hit and data["tools"] == huge
+    assert kept.kept.lists == 0
+    kept = _kept()  # (after a list too long to keep, the door looks less often)
     # lists of ~600 KB: three fit in 2 MiB, the fourth drops the least recently used
     lists = [_tools(count=1000, extra=f"-{j}") for j in range(4)]
     bodies = [orjson.dumps({"messages": _history(2), "tools": t}) for t in lists]
@@ -423,6 +426,37 @@ def test_what_is_kept_of_histories_is_bounded_in_bytes() -> None:
     assert kept.kept.fronts == 3
     assert sum(len(raw) for raw, _ in kept.kept.kept_values()) <= MAX_HISTORY_BYTES
     assert [kept(b)[2] for b in bodies[::-1]] == [True, True, True, False]
+
+
+def test_a_history_or_tools_list_past_the_bounds_is_not_dumped_whole_to_learn_it(monkeypatch) -> None:
+    from modelwire.gateway import kept_body
+
+    written: list[int] = []
+
+    class Counting:  # orjson as kept_body sees it, the bytes it writes counted
+        JSONEncodeError = orjson.JSONEncodeError
+
+        @staticmethod
+        def dumps(value: Any) -> bytes:
+            raw = orjson.dumps(value)
+            written.append(len(raw))
+            return raw
+
+        loads = staticmethod(orjson.loads)
+
+    monkeypatch.setattr(kept_body, "orjson", Counting)
+    kept = _kept()
+    # 8 MB of history and 4 MB of tools, sent again and again
+    body = orjson.dumps({"model": "m", "messages": _long_history(4000), "tools": _tools(count=2400)})
+    assert len(body) > 3 * (MAX_FRONT_BYTES + MAX_LIST_BYTES)
+    for _ in range(8):
+        data, tools, front = kept(body)
+        assert not tools and not front and data == orjson.loads(body)
+    # the first body notes the conversation; each later look stops a little past each
+    # bound, and then the door looks less often: bodies 2, 4 and 7 for the history, 1, 3
+    # and 6 for the tools (a dump of the body's history and tools would be 9.7 MB each time)
+    looks = 3
+    assert sum(written) <= looks * (MAX_FRONT_BYTES + MAX_LIST_BYTES + 2 * 4096) + 1024
 
 
 def test_what_a_caller_does_with_the_body_a_front_was_learned_from_does_not_reach_it() -> None:

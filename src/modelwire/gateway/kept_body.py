@@ -33,9 +33,10 @@ checks, only when found compact (as orjson writes them, which is how JavaScript'
 ``JSON.stringify`` and Rust's serde write them too) and within byte bounds, the most
 recently used first. A tools list is kept the second time it is looked at; a history
 front once its conversation (the first bytes of its history) has been seen before. After
-a look in vain (a new list, bytes not found, a front kept and never found again), the
-next bodies are passed over, twice as many after each in a row (up to 16), so a body
-that changes every turn costs little.
+a look in vain (a new list, bytes not found, a front kept and never found again, one too
+long to keep), the next bodies are passed over, twice as many after each in a row (up to
+16), so a body that changes every turn costs little. Learning dumps a piece item by item
+and stops at its bound: a huge body is not dumped whole to learn that it is too long.
 
 Used from the gateway's event loop only (one per worker process): no locks.
 """
@@ -277,12 +278,13 @@ class KeptBody:
         places = _compact_values_at(body, b'"tools"')
         if not places:  # no compact top-level-looking tools value: nothing to find again
             return
-        try:
-            raw = orjson.dumps(tools)
-        except orjson.JSONEncodeError:
+        raws = _dumps_within(tools, MAX_LIST_BYTES)
+        if raws is None:  # too long to keep: look less often
+            shelf.pause(True)
             return
+        raw = b"[" + b",".join(raws) + b"]"
         n = len(raw)
-        if n < MIN_BYTES or n > MAX_LIST_BYTES:
+        if n < MIN_BYTES:
             return
         at = next((at for at in places if body.startswith(raw, at)), None)
         if at is None:  # written otherwise (escapes): look less often
@@ -314,12 +316,12 @@ class KeptBody:
         # kept once its conversation comes back: a request sent once costs a CRC
         if not shelf.saw(zlib.crc32(memoryview(body)[places[0]: places[0] + _MARK])):
             return
-        try:
-            raws = [orjson.dumps(item) for item in items[:-FRESH]]
-        except orjson.JSONEncodeError:
+        raws = _dumps_within(items[:-FRESH], MAX_FRONT_BYTES)
+        if raws is None:  # too long to keep: look less often
+            shelf.pause(True)
             return
         front = b"[" + b",".join(raws)
-        if len(front) < MIN_FRONT_BYTES or len(front) > MAX_FRONT_BYTES:
+        if len(front) < MIN_FRONT_BYTES:
             return
         at = next((at for at in places if body.startswith(front, at) and body.startswith(b",", at + len(front))),
                   None)
@@ -334,6 +336,24 @@ class KeptBody:
             piece = _Piece(front, _kept_items(raws))
         piece.seen_at(at, None)
         shelf.first(piece)
+
+
+def _dumps_within(items: list[Any], limit: int) -> list[bytes] | None:
+    """Each item's JSON, or None once the array of them would pass ``limit`` bytes (a
+    huge history is not dumped whole to learn that it is too long to keep) or an item
+    is not written (deeper than orjson writes: the depth check answers)."""
+    out = []
+    size = 1
+    try:
+        for item in items:
+            raw = orjson.dumps(item)
+            size += len(raw) + 1
+            if size > limit:
+                return None
+            out.append(raw)
+    except orjson.JSONEncodeError:
+        return None
+    return out
 
 
 def _kept_items(raws: list[bytes]) -> list[Any]:
