@@ -91,3 +91,13 @@ def test_a_list_with_content_orjson_would_not_key_has_no_key_with_kept_messages_
 
     mixed = [_dict({"role": "user"}), {"role": "user", "at": datetime.date(2026, 1, 1)}]
     assert json_key(mixed) is None and json_key([mixed[1]]) is None
+
+
+def test_the_openai_door_hands_kept_messages_on_and_copies_the_callers() -> None:
+    from modelwire.codecs.chat_completions import decode_request
+
+    kept = _dict({"role": "user", "content": "hi"})
+    plain = {"role": "assistant", "content": "hello"}
+    messages: list[Any] = decode_request({"model": "m", "messages": [kept, plain]}).get("messages") or []
+    assert messages[0] is kept
+    assert messages[1] == plain and messages[1] is not plain

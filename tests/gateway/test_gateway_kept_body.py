@@ -286,6 +286,24 @@ def test_a_growing_conversation_is_parsed_once_its_front_grows_with_it() -> None
     assert len(value) == 10 + 2 * 7 - 2 and orjson.dumps(value)[:-1] == raw  # grown to turn 7's front
 
 
+def test_what_is_found_is_handed_on_read_only_with_its_json() -> None:
+    from modelwire.kept_json import KeptDict, KeptList
+
+    kept = _kept()
+    body = _turn(3, tools=_tools())
+    for _ in range(3):
+        kept(body)
+    data, tools, front = kept(body)
+    assert tools and front
+    assert type(data["tools"]) is KeptList and data["tools"].json == orjson.dumps(_tools())
+    messages = data["messages"]
+    assert all(type(m) is KeptDict and m.json == orjson.dumps(m) for m in messages[:-2])
+    assert [type(m) for m in messages[-2:]] == [dict, dict]  # the last two are the body's own
+    with pytest.raises(TypeError):
+        messages[0]["content"] = "changed"
+    messages[-1]["content"] = "changed"  # the request's own: it may
+
+
 def test_the_same_body_again_is_found_and_its_last_two_messages_may_change() -> None:
     kept = _kept()
     body = _turn(3, tools=_tools())
@@ -323,6 +341,7 @@ def test_a_rewritten_history_is_parsed_whole() -> None:
     kept = _kept()
     for n in range(3):
         kept(_turn(n))
+    assert kept(_turn(3))[2]  # the conversation's front is kept and found
     compacted = _long_history(14)
     compacted[3] = {"role": "assistant", "content": "a summary of what came before"}
     body = orjson.dumps({"model": "m", "messages": compacted, "max_tokens": 9})
@@ -332,8 +351,9 @@ def test_a_rewritten_history_is_parsed_whole() -> None:
 
 def test_kept_front_bytes_elsewhere_are_not_taken_for_the_history() -> None:
     kept = _kept()
-    for n in range(3):
+    for _ in range(3):
         kept(_turn(2))
+    assert kept(_turn(2))[2]  # kept, and found in its own place
     messages = _long_history(14)
     # the same bytes at the same place, but the field is another one, then no history at all
     for body in (orjson.dumps({"model": "m", "messagez": messages, "messages": _history(2)}),

@@ -16,7 +16,7 @@ from ..types import JSONValue
 from .depth_orjson import exceeds
 from .errors import GatewayError
 
-__all__ = ["check_depth", "depth_exceeds", "tools_shallow"]
+__all__ = ["check_depth", "depth_exceeds"]
 
 _SCHEMA_KEYS = ("parameters", "input_schema")  # Chat/Responses tools, Anthropic tools
 
@@ -70,14 +70,6 @@ def _schemas(data: dict[str, Any]) -> list[Any]:
     return found
 
 
-def tools_shallow(tools: list[Any], max_schema: int) -> bool:
-    """Whether no schema in the tools list ``tools`` can nest more than ``max_schema``
-    levels (orjson answered: the list as a whole is shallow enough)."""
-    # a schema is at level 3 or 4 of the tools list (tools[i].input_schema,
-    # tools[i].function.parameters): a list within max_schema + 2 levels holds none deeper
-    return exceeds(tools, max_schema + _SCHEMA_LEVEL - 3) is False
-
-
 def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: int) -> None:
     """Raise a 400 when the body nests more than ``max_body`` levels, or a tool's schema
     more than ``max_schema`` (``gateway.max_json_depth``, ``gateway.max_schema_depth``).
@@ -91,7 +83,9 @@ def check_depth(body: bytes, data: dict[str, Any], max_body: int, max_schema: in
     if brackets <= min(max_body, max_schema):
         return
     tools = data.get("tools")
-    shallow = isinstance(tools, list) and tools_shallow(tools, max_schema)
+    # a schema is at level 3 or 4 of the tools list (tools[i].input_schema,
+    # tools[i].function.parameters): a list within max_schema + 2 levels holds none deeper
+    shallow = isinstance(tools, list) and exceeds(tools, max_schema + _SCHEMA_LEVEL - 3) is False
     if not shallow:
         _check_schemas(_schemas(data), max_schema)
     if brackets <= max_body:

@@ -173,16 +173,14 @@ class KeptBody:
         """``body`` parsed (``orjson.loads``'s errors as they are) and passed to
         ``check(raw, data)``, which raises for a body the door refuses. ``history``: the
         door's history field (``messages``, ``input``)."""
-        if len(body) < MIN_BYTES:
-            data = orjson.loads(body)
-            check(body, data)
-            return data
-        data = self._swapped(body, history, check)
-        if data is not None:
-            return data
+        looked = len(body) >= MIN_BYTES
+        if looked:
+            data = self._swapped(body, history, check)
+            if data is not None:
+                return data
         data = orjson.loads(body)
         check(body, data)
-        if isinstance(data, dict):
+        if looked and isinstance(data, dict):
             self._learn_tools(body, data.get("tools"))
             self._learn_front(body, history, data.get(history))
         return data
@@ -192,8 +190,9 @@ class KeptBody:
         """The body parsed with its kept pieces swapped out and put back; None when no
         piece is there (or a piece's bytes are there, but not in its place)."""
         size = len(body)
-        tools = _find(self._tools.pieces, body, lambda p, at: True)
-        front = _find(self._fronts.pieces, body, lambda p, at: body.startswith(b",", at + len(p.raw)), longest=True)
+        tools = _find(self._tools.pieces, body)
+        # a front counts only where more items follow it
+        front = _find(self._fronts.pieces, body, followed_by=b",")
         if tools is None and front is None:
             return None
         swaps: list[tuple[int, int, bytes]] = []
@@ -220,16 +219,19 @@ class KeptBody:
             return None
         if tools is not None and data.get("tools") != self._tools_text:
             return None
-        items = data.get(history) if front is not None else None
-        if front is not None and not (isinstance(items, list) and items and items[0] == self._front_text):
-            return None
+        items: list[Any] = []
+        if front is not None:
+            found = data.get(history)
+            if not (isinstance(found, list) and found and found[0] == self._front_text):
+                return None
+            items = found
         check(swapped, data)
         if tools is not None:
             piece, start = tools
             data["tools"] = piece.value
             piece.seen_at(start, size - start - len(piece.raw))
             self._found(self._tools, piece)
-        if front is not None and items is not None:
+        if front is not None:
             piece, start = front
             data[history] = [*piece.value, *items[1:]]
             piece.seen_at(start, None)
@@ -252,16 +254,12 @@ class KeptBody:
         """The front made longer by the items after it, all but the last two (an agent's
         history grown by a turn): the next turn finds all of them kept."""
         more = items[1:-FRESH]
-        if not more:
-            return
-        try:
-            raws = [orjson.dumps(item) for item in more]
-        except orjson.JSONEncodeError:
+        raws = _dumps_within(more, MAX_FRONT_BYTES - len(piece.raw)) if more else None
+        if raws is None:
             return
         tail = b"," + b",".join(raws)
         at = start + len(piece.raw)
-        if len(piece.raw) + len(tail) > MAX_FRONT_BYTES or not body.startswith(tail, at) \
-                or not body.startswith(b",", at + len(tail)):
+        if not (body.startswith(tail, at) and body.startswith(b",", at + len(tail))):
             return
         grown = _Piece(piece.raw + tail, [*piece.value, *_kept_items(raws)])
         grown.heads, grown.found = list(piece.heads), True
@@ -366,21 +364,23 @@ def _kept_items(raws: list[bytes]) -> list[Any]:
     return out
 
 
-def _find(pieces: list[_Piece], body: bytes, fits: Callable[[_Piece, int], bool],
-          longest: bool = False) -> tuple[_Piece, int] | None:
-    """The first piece whose bytes ``body`` holds at one of its places, and where; with
-    ``longest``, the longest such piece (fronts: one conversation's may begin another's)."""
+def _find(pieces: list[_Piece], body: bytes, followed_by: bytes | None = None) -> tuple[_Piece, int] | None:
+    """The piece whose bytes ``body`` holds at one of its places, and where: the first
+    one found; with ``followed_by``, the longest one followed by those bytes (fronts: one
+    conversation's may begin another's)."""
     size = len(body)
     best: tuple[_Piece, int] | None = None
     for piece in pieces:
-        if best is not None and len(piece.raw) <= len(best[0].raw):
+        n = len(piece.raw)
+        if best is not None and n <= len(best[0].raw):
             continue
         for at in piece.places(size):
-            if at >= 0 and body.startswith(piece.raw, at) and fits(piece, at):
-                if not longest:
+            if at >= 0 and body.startswith(piece.raw, at):
+                if followed_by is None:
                     return piece, at
-                best = piece, at
-                break
+                if body.startswith(followed_by, at + n):
+                    best = piece, at
+                    break
     return best
 
 
