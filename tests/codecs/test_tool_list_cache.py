@@ -330,3 +330,35 @@ def test_the_same_tools_streamed_and_not_are_converted_for_each():
     assert profile.fine_grained_tool_streaming
     request = {"model": "claude-sonnet-4-5", "messages": [{"role": "user", "content": "hi"}], "tools": BASE}
     _alternating("anthropic_messages", [(profile, request), (profile, {**request, "stream": True})])
+
+
+@pytest.mark.parametrize("mode", list(PROFILES))
+def test_a_kept_tool_lists_json_is_kept_as_it_is_not_copied(mode):
+    # the gateway's door hands a KeptList with its JSON: the cache keeps those bytes, and
+    # the same list on the next turn is found by identity instead of compared byte for byte
+    import tracemalloc
+
+    from modelwire.kept_json import KeptList
+
+    profile = _profile(mode, PROFILES[mode][0])
+    tools = [{**t, "function": {**t["function"], "description": t["function"]["description"] + " " + "x" * 20_000}}
+             for t in BASE]
+    raw = orjson.dumps(tools)
+
+    def held(value: Any) -> tuple[int, bytes]:
+        cache = EncodeCache()
+        request = {"model": _model(mode), "messages": [{"role": "user", "content": "hi"}], "tools": value}
+        outcome(request, mode, profile, cache)  # seen once
+        tracemalloc.start()
+        try:
+            sent = outcome(request, mode, profile, cache)[0]  # kept
+            grown = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert outcome(request, mode, profile, cache)[0] == sent  # found again
+        return grown, sent
+
+    plain, sent_plain = held(json.loads(raw))
+    kept, sent_kept = held(KeptList(json.loads(raw), memoryview(raw).tobytes()))
+    assert sent_kept == sent_plain
+    assert plain - kept > 0.9 * len(raw), (plain, kept, len(raw))

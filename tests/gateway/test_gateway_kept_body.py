@@ -649,3 +649,25 @@ def test_every_door_sends_upstream_what_a_body_parsed_whole_sends_as_a_history_g
             assert kept.history_hits - hits == 4, (door, model)
     for raw, value in kept.kept_values():
         assert orjson.dumps(value) in (raw, raw + b"]")  # no request changed what is kept
+
+
+def test_a_kept_front_holds_about_its_bytes_in_memory() -> None:
+    # each message's JSON is kept at its own size: a dump's bytes hold at least 4 KiB
+    # whatever their length, 200 x 4 KiB for a front of 200 short messages
+    import tracemalloc
+
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}: " + "x = x * 2. " * 24}
+               for i in range(202)]
+    body = orjson.dumps({"model": "m", "messages": history})
+    kept = _kept()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        assert [kept(body)[2] for _ in range(3)] == [False, False, True]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    front = sum(len(raw) for raw, _ in kept.kept.kept_values())
+    assert front > 50_000
+    # the bytes twice (the front, each message's), the parsed messages, little else
+    assert held < 6 * front, (held, front)  # 4.3x here; 16x with 4 KiB per message

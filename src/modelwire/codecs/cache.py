@@ -206,12 +206,14 @@ class EncodeCache:
         self.misses += 1
         return None
 
-    def keep(self, tag: int, raw: bytes, value: object, size: int) -> None:
+    def keep(self, tag: int, raw: bytes, value: object, size: int, *, exact: bool = False) -> None:
         """Keep ``value`` (immutable) for the content whose JSON is ``raw``, found again by
         :meth:`find`; ``size``: what ``value`` holds in bytes (``raw`` is counted here). A
-        few contents that share a length and samples are kept side by side."""
+        few contents that share a length and samples are kept side by side. ``exact``:
+        ``raw`` is already at its own size and never changes (a kept value's JSON), so it is
+        kept as it is, and the same value sent again is found by identity, not compared."""
         key = _short_key(tag, raw)
-        entry = (compact(raw), value, len(raw) + size + _OVERHEAD)
+        entry = (raw if exact else compact(raw), value, len(raw) + size + _OVERHEAD)
         found = self._entries.get(key)
         family = found[0] if found is not None else ()
         kept = (entry, *[e for e in family if e[0] != raw][: _PER_SHORT_KEY - 1])
@@ -250,7 +252,7 @@ class EncodeCache:
             else:
                 out = compact(orjson.dumps(result))
                 found = Converted(Fragment(out), out, facts, tuple(notes))
-                self.keep(tag, raw, found, len(out))
+                self.keep(tag, raw, found, len(out), exact=kept_json(content) is not None)
         for args in found.notes:
             log.warning(*args)
         return found

@@ -50,6 +50,7 @@ from typing import Any
 
 import orjson
 
+from ..codecs.cache import compact
 from ..kept_json import KeptDict, KeptList
 
 __all__ = ["MAX_FRONT_BYTES", "MAX_HISTORY_BYTES", "MAX_KEPT_BYTES", "MAX_LIST_BYTES", "MIN_BYTES", "KeptBody"]
@@ -356,11 +357,12 @@ def _dumps_within(items: list[Any], limit: int) -> list[bytes] | None:
 
 def _kept_items(raws: list[bytes]) -> list[Any]:
     """The items of a front, parsed from their JSON: each object a :class:`KeptDict` (the
-    cache's own, never changed), anything else as parsed."""
+    cache's own, never changed) holding a copy of its JSON at its own size (a dump's
+    bytes hold at least 4 KiB), anything else as parsed."""
     out = []
     for raw in raws:
         item = orjson.loads(raw)
-        out.append(KeptDict(item, raw) if type(item) is dict else item)
+        out.append(KeptDict(item, compact(raw)) if type(item) is dict else item)
     return out
 
 
