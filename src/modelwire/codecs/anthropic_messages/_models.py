@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, TypeAlias
 
 __all__ = [
@@ -146,6 +147,7 @@ def normalize_model_id(model: str) -> str:
     return m
 
 
+@lru_cache(maxsize=512)  # asked twice per encode, of the few ids a process sends to
 def family_for(model: str) -> ModelFamily:
     """The :class:`ModelFamily` for any spelling of a model id."""
     m = normalize_model_id(model)
