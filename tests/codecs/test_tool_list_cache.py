@@ -362,3 +362,32 @@ def test_a_kept_tool_lists_json_is_kept_as_it_is_not_copied(mode):
     kept, sent_kept = held(KeptList(json.loads(raw), memoryview(raw).tobytes()))
     assert sent_kept == sent_plain
     assert plain - kept > 0.9 * len(raw), (plain, kept, len(raw))
+
+
+def test_a_list_kept_from_plain_tools_takes_the_kept_lists_bytes_when_they_come():
+    # the gateway's door hands plain lists on an agent's first turns, then its KeptList:
+    # the cache's entry then holds the KeptList's own JSON (found by identity next time)
+    import sys
+
+    from modelwire.kept_json import KeptList
+
+    mode = "anthropic_messages"
+    profile = _profile(mode, PROFILES[mode][0])
+    tools = [{**t, "function": {**t["function"], "description": "y" * 20_000}} for t in BASE]
+    raw = orjson.dumps(tools)
+    cache = EncodeCache()
+
+    def request(value: Any) -> dict[str, Any]:
+        return {"model": _model(mode), "messages": [{"role": "user", "content": "hi"}], "tools": value}
+    first = outcome(request(json.loads(raw)), mode, profile, cache)[0]
+    assert outcome(request(json.loads(raw)), mode, profile, cache)[0] == first  # kept from a plain list
+    kept = KeptList(json.loads(raw), memoryview(raw).tobytes())
+    size, refs = cache.size_bytes, sys.getrefcount(kept.json)
+    assert outcome(request(kept), mode, profile, cache)[0] == first
+    held = sys.getrefcount(kept.json) - refs  # outside the assert: pytest's rewriting holds references
+    assert held == 1, "the cache holds the kept list's bytes"
+    assert cache.size_bytes == size  # in place of its copy
+    hits = cache.hits
+    assert outcome(request(kept), mode, profile, cache)[0] == first
+    held = sys.getrefcount(kept.json) - refs
+    assert cache.hits == hits + 1 and held == 1

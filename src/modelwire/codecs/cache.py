@@ -188,16 +188,21 @@ class EncodeCache:
                 _, (_, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
 
-    def find(self, tag: int, raw: bytes) -> Any:
+    def find(self, tag: int, raw: bytes, *, exact: bool = False) -> Any:
         """The value :meth:`keep` kept under ``tag`` for exactly the bytes ``raw``, or None.
         Looked up by ``raw``'s length and a few short samples of it, then compared whole
-        (a memcmp): a large key is never hashed."""
+        (a memcmp): a large key is never hashed. ``exact``: as for :meth:`keep`; an entry
+        kept from a copy of the same bytes takes ``raw`` in its place, so the next find of
+        the same kept value is by identity."""
         key = _short_key(tag, raw)
         found = self._entries.get(key)  # one C call each: atomic under the GIL, no lock needed
         if found is not None:
-            for kept, value, _ in found[0]:
+            for kept, value, size in found[0]:
                 if kept == raw:
                     self.hits += 1
+                    if exact and kept is not raw:
+                        self.keep(tag, raw, value, size - len(raw) - _OVERHEAD, exact=True)
+                        return value
                     try:
                         self._entries.move_to_end(key)
                     except KeyError:  # evicted by another thread meanwhile
@@ -233,7 +238,8 @@ class EncodeCache:
         if raw is None:
             return None
         tag = self.tag(kind)
-        found: Converted | None = self.find(tag, raw)
+        exact = kept_json(content) is not None
+        found: Converted | None = self.find(tag, raw, exact=exact)
         if found is None:
             # first seen: converted from ``content``, not kept, a mark left (a hint: a wrong one
             # costs time, never bytes); seen before: from its bytes, as later requests find them
@@ -252,7 +258,7 @@ class EncodeCache:
             else:
                 out = compact(orjson.dumps(result))
                 found = Converted(Fragment(out), out, facts, tuple(notes))
-                self.keep(tag, raw, found, len(out), exact=kept_json(content) is not None)
+                self.keep(tag, raw, found, len(out), exact=exact)
         for args in found.notes:
             log.warning(*args)
         return found
