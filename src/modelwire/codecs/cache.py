@@ -234,11 +234,12 @@ class EncodeCache:
         ``log.warning`` arguments) instead of logging them: they go to ``log`` on every
         use, as they would without a cache. Kept from the second time ``content`` is seen.
         None for content that is not plain JSON."""
-        raw = json_key(content)
+        known = kept_json(content)  # a kept value's own JSON: kept as it is, found by identity
+        raw = known if known is not None else json_key(content)
         if raw is None:
             return None
         tag = self.tag(kind)
-        exact = kept_json(content) is not None
+        exact = known is not None
         found: Converted | None = self.find(tag, raw, exact=exact)
         if found is None:
             # first seen: converted from ``content``, not kept, a mark left (a hint: a wrong one
